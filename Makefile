@@ -1,0 +1,93 @@
+# zero-course: one entry point. `make run` and `make test` install what is
+# missing (Debian packages), build, and run the course or its tests.
+#
+#   make run        every stage that exists, on the CPU, default data
+#   make test       every test suite (Check); non-zero exit on any failure
+#   make all        binaries in build/bin/
+#   make sanitize   the test suites built with AddressSanitizer + UBSan
+#   make diff-lcK   what lecture K changed (unified diff against lecture K-1)
+#   make clean
+
+BUILD   ?= build
+RANKS   ?= 4
+CC      ?= cc
+OPT     ?= -O2
+SAN     ?=
+PKGS     = ompi-c openblas check
+# Evaluated when a recipe runs, which is after `deps` has installed the packages.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+CFLAGS  += -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
+LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
+
+COMMON   = rt args mem comm comm_mpi kernels_cpu data ckpt rng
+STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam
+STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
+UNIT_TESTS  = test_kernels test_mem test_args test_data test_ckpt
+MULTI_TESTS = test_comm test_lc1
+STAGE_TESTS = test_lc0
+TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) abort_one_rank)
+
+COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
+HEADERS = $(wildcard common/*.h)
+
+.PHONY: all build run test sanitize clean deps tests
+.DEFAULT_GOAL := all
+
+all: deps
+	@$(MAKE) --no-print-directory build
+
+deps:
+	@tools/install_deps.sh
+
+build: $(STAGE_BINS) $(TEST_BINS)
+
+# ----------------------------------------------------------------------------
+# compiling
+
+$(BUILD)/obj/common/%.o: common/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/libcommon.a: $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+define stage_rule
+$(BUILD)/bin/$(firstword $(subst /, ,$(1))): $(1).c $(BUILD)/lib/libcommon.a $(HEADERS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$< $(BUILD)/lib/libcommon.a $$(LDLIBS) -o $$@
+endef
+$(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
+
+# A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
+$(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
+
+# ----------------------------------------------------------------------------
+# running
+
+run: deps
+	@$(MAKE) --no-print-directory build
+	@tools/run_course.sh $(BUILD) $(RANKS)
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	@tests/run.sh $(BUILD)
+
+# The same suites under AddressSanitizer and UndefinedBehaviorSanitizer, in a
+# build directory of their own.
+sanitize: deps
+	@$(MAKE) --no-print-directory build BUILD=build/san OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+	@SANITIZE=1 tests/run.sh build/san
+
+# ----------------------------------------------------------------------------
+# lectures side by side
+
+diff-lc1:
+	@diff -u lc0_adam/adam.c lc1_distributed_adam/distributed_adam.c || true
+
+clean:
+	rm -rf $(BUILD) build

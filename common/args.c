@@ -1,0 +1,168 @@
+// args: the option table, parsing and validation.
+#include "args.h"
+#include "comm.h"
+#include "rt.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { T_INT, T_LONG, T_U64, T_FLOAT, T_STR, T_CHOICE } OptType;
+
+typedef struct {
+    const char *name;
+    OptType type;
+    size_t offset;        // of the field in Args
+    const char *def;      // default, parsed like a user's value (NULL: none)
+    double lo, hi;        // inclusive range for numbers
+    const char *choices;  // for T_CHOICE, space separated
+    const char *help;
+} Opt;
+
+#define F(field) offsetof(Args, field)
+static const Opt opts[] = {
+    { "data", T_STR, F(data), "/usr/share/dict/words", 0, 0, NULL, "word list, one word per line" },
+    { "context", T_INT, F(context), "3", 1, 32, NULL, "characters of context T" },
+    { "hidden", T_INT, F(hidden), "256", 1, 65536, NULL, "width of the hidden layers" },
+    { "layers", T_INT, F(layers), "2", 0, 64, NULL, "hidden Linear+ReLU layers L" },
+    { "batch", T_INT, F(batch), "384", 1, 1 << 20, NULL, "global batch B (examples per step)" },
+    { "accum", T_INT, F(accum), "1", 1, 1024, NULL, "micro-batches per step" },
+    { "steps", T_LONG, F(steps), "1000", 1, 1e9, NULL, "optimizer steps" },
+    { "lr", T_FLOAT, F(lr), "0.003", 1e-9, 10, NULL, "learning rate" },
+    { "beta1", T_FLOAT, F(beta1), "0.9", 0, 0.999999, NULL, "Adam beta1" },
+    { "beta2", T_FLOAT, F(beta2), "0.999", 0, 0.999999, NULL, "Adam beta2" },
+    { "eps", T_FLOAT, F(eps), "1e-8", 1e-30, 1, NULL, "Adam epsilon" },
+    { "weight-decay", T_FLOAT, F(weight_decay), "0", 0, 100, NULL, "decoupled weight decay (AdamW); 0 = Adam" },
+    { "clip", T_FLOAT, F(clip), "0", 0, 1e9, NULL, "global gradient-norm clipping; 0 = off" },
+    { "seed", T_U64, F(seed), "1337", 0, 9.2e18, NULL, "seed for init, shuffling and sampling" },
+    { "log-every", T_INT, F(log_every), "100", 0, 1e9, NULL, "print a progress line every k steps; 0 = none" },
+    { "sample", T_INT, F(sample), "10", 0, 10000, NULL, "words to sample from the trained model" },
+    { "init", T_STR, F(init), NULL, 0, 0, NULL, "start from this safetensors model instead of the seeded init" },
+    { "save-model", T_STR, F(save_model), NULL, 0, 0, NULL, "write the trained model here (safetensors)" },
+    { "loss-log", T_STR, F(loss_log), NULL, 0, 0, NULL, "write every step's loss here (text: step loss)" },
+    { "device", T_CHOICE, F(device), "cpu", 0, 0, "cpu cuda", "where to compute" },
+    { "comm", T_CHOICE, F(comm), "mpi", 0, 0, "mpi", "collectives backend" },
+};
+#define NOPTS (sizeof opts / sizeof opts[0])
+
+// ----------------------------------------------------------------------------
+// parsing one value
+
+static int fail(char *err, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return ARGS_ERROR;
+}
+
+static void describe_range(const Opt *o, char *buf, size_t len) {
+    if (o->type == T_CHOICE) snprintf(buf, len, "one of: %s", o->choices);
+    else if (o->type == T_STR) snprintf(buf, len, "a path");
+    else if (o->type == T_FLOAT) snprintf(buf, len, "a number in [%g, %g]", o->lo, o->hi);
+    else snprintf(buf, len, "an integer in [%.0f, %.0f]", o->lo, o->hi);
+}
+
+static int has_word(const char *list, const char *w) {
+    size_t n = strlen(w);
+    for (const char *p = list; (p = strstr(p, w)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+    return 0;
+}
+
+static int set_value(Args *a, const Opt *o, const char *v, char *err, size_t len) {
+    char range[160];
+    describe_range(o, range, sizeof range);
+    char *end = NULL;
+    void *field = (char *)a + o->offset;
+    errno = 0;
+    if (o->type == T_STR || o->type == T_CHOICE) {
+        if (*v == '\0') return fail(err, len, "--%s: empty value (expected %s)", o->name, range);
+        if (o->type == T_CHOICE && !has_word(o->choices, v))
+            return fail(err, len, "--%s %s: expected %s", o->name, v, range);
+        *(const char **)field = v;
+        return ARGS_OK;
+    }
+    double x = strtod(v, &end);
+    int integral = o->type != T_FLOAT;
+    if (end == v || *end != '\0' || errno == ERANGE || !isfinite(x) ||
+        (integral && (strpbrk(v, ".eExXpPnN") != NULL)) || x < o->lo || x > o->hi)
+        return fail(err, len, "--%s %s: expected %s", o->name, v, range);
+    switch (o->type) {
+    case T_INT: *(int *)field = (int)x; break;
+    case T_LONG: *(long *)field = (long)x; break;
+    case T_U64: *(uint64_t *)field = strtoull(v, NULL, 10); break;
+    default: *(float *)field = (float)x; break;
+    }
+    return ARGS_OK;
+}
+
+static const Opt *find(const char *name, size_t n) {
+    for (size_t i = 0; i < NOPTS; i++)
+        if (strlen(opts[i].name) == n && strncmp(opts[i].name, name, n) == 0) return &opts[i];
+    return NULL;
+}
+
+// ----------------------------------------------------------------------------
+// the command line
+
+int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
+               char *err, size_t errlen) {
+    memset(a, 0, sizeof *a);
+    for (size_t i = 0; i < NOPTS; i++)
+        if (opts[i].def && set_value(a, &opts[i], opts[i].def, err, errlen) != ARGS_OK)
+            return ARGS_ERROR;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) return ARGS_HELP;
+        if (strncmp(s, "--", 2) != 0)
+            return fail(err, errlen, "unexpected argument '%s' (options start with --; see --help)", s);
+        const char *name = s + 2, *eq = strchr(name, '=');
+        size_t n = eq ? (size_t)(eq - name) : strlen(name);
+        const Opt *o = find(name, n);
+        if (!o) return fail(err, errlen, "unknown option '--%.*s' (see --help)", (int)n, name);
+        if (!has_word(accepted, o->name))
+            return fail(err, errlen, "option --%s is not used by this stage (see --help)", o->name);
+        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!v) {
+            char range[160];
+            describe_range(o, range, sizeof range);
+            return fail(err, errlen, "--%s: missing value (expected %s)", o->name, range);
+        }
+        if (set_value(a, o, v, err, errlen) != ARGS_OK) return ARGS_ERROR;
+    }
+#ifndef HAVE_CUDA
+    if (strcmp(a->device, "cuda") == 0)
+        return fail(err, errlen, "--device cuda: this build has no CUDA support (use --device cpu)");
+#endif
+    long per = (long)world * a->accum;
+    if (a->batch % per != 0)
+        return fail(err, errlen, "--batch %d: must be divisible by ranks x accum = %d x %d",
+                    a->batch, world, a->accum);
+    return ARGS_OK;
+}
+
+void args_help(const char *prog, const char *accepted) {
+    printf("usage: %s [options]   (under mpirun for several ranks)\n", prog);
+    for (size_t i = 0; i < NOPTS; i++) {
+        const Opt *o = &opts[i];
+        if (!has_word(accepted, o->name)) continue;
+        char range[160];
+        describe_range(o, range, sizeof range);
+        printf("  --%-14s %s (default %s; %s)\n", o->name, o->help, o->def ? o->def : "none", range);
+    }
+}
+
+void args_init(Args *a, int argc, char **argv, const char *accepted) {
+    char err[512];
+    int r = args_parse(a, argc, argv, accepted, rt.world, err, sizeof err);
+    if (r == ARGS_HELP) {
+        if (rt.rank == 0) args_help(rt.prog, accepted);
+        rt_finalize();
+        exit(0);
+    }
+    if (r == ARGS_ERROR) usage_error("%s", err);
+}

@@ -1,0 +1,31 @@
+// args: one table of command-line options shared by every stage. A stage names
+// the options it understands; anything else, or a value out of range, is one
+// clear line and exit status 2.
+#ifndef ARGS_H
+#define ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *data, *init, *save_model, *loss_log, *device, *comm;
+    int context, hidden, layers, batch, accum, log_every, sample;
+    long steps;
+    float lr, beta1, beta2, eps, weight_decay, clip;
+    uint64_t seed;
+} Args;
+
+enum { ARGS_OK, ARGS_HELP, ARGS_ERROR };
+
+// Fills a from the defaults and argv. accepted: the stage's option names, space
+// separated. world: the number of ranks (batch must divide by world x accum).
+// Returns ARGS_OK, ARGS_HELP (--help seen) or ARGS_ERROR with a one-line reason in err.
+int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
+               char *err, size_t errlen);
+// Prints the accepted options with their defaults and ranges.
+void args_help(const char *prog, const char *accepted);
+// What a stage calls: parse; on --help print and exit 0; on error print the
+// reason on rank 0 and exit 2 on every rank.
+void args_init(Args *a, int argc, char **argv, const char *accepted);
+
+#endif

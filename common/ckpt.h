@@ -1,0 +1,47 @@
+// ckpt: models as safetensors files (an 8-byte header length, a JSON header
+// naming each tensor's dtype, shape and byte range, then the raw data), the
+// format PyTorch's safetensors loader reads. Reading checks every field and
+// every byte range before it touches the data.
+#ifndef CKPT_H
+#define CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CKPT_MAX_TENSORS 256
+#define CKPT_MAX_NAME 64
+#define CKPT_MAX_DIMS 4
+
+typedef struct {
+    char name[CKPT_MAX_NAME];
+    char dtype[8];                    // "F32", "BF16", ...
+    int ndim;
+    int64_t shape[CKPT_MAX_DIMS];
+    uint64_t begin, end;              // byte range within the data section
+} CkptTensor;
+
+typedef struct {
+    FILE *f;
+    const char *path;
+    uint64_t data_start;              // file offset of the data section
+    int n;
+    CkptTensor t[CKPT_MAX_TENSORS];
+} Ckpt;
+
+// Opens and validates a file. Returns NULL, or a one-line reason (c is then closed).
+const char *ckpt_open(Ckpt *c, const char *path);
+// Reads elements [first, first+count) of the F32 tensor `name`, which must have
+// exactly the given shape. Returns NULL or a one-line reason.
+const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
+                      size_t first, size_t count, float *dst);
+void ckpt_close(Ckpt *c);
+
+// Writes an F32 safetensors file: n tensors with their shapes and data, in order.
+// Returns NULL or a one-line reason.
+const char *ckpt_write(const char *path, int n, const CkptTensor *specs,
+                       const float *const *data);
+// NULL if path can be created for writing (checked before training, not after).
+const char *ckpt_can_write(const char *path);
+
+#endif

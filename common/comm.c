@@ -1,0 +1,246 @@
+// comm: the request queue, the comm thread that drains it, byte accounting and
+// the communication report. Backends only run one collective at a time.
+#include "comm.h"
+#include "rt.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#define QCAP 1024
+
+typedef struct {
+    CommOp op;
+    double t_start, t_end;
+} Slot;
+
+static struct {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;
+    Slot slot[QCAP];
+    long head;         // requests made so far (the next ticket)
+    long finished;     // requests the thread has completed
+    int running, stop;
+    const CommBackend *backend;
+    CommStats stats;
+} q = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
+        .done = PTHREAD_COND_INITIALIZER };
+
+static const CommBackend *backends[] = { &comm_backend_mpi };
+#define NBACKENDS (sizeof backends / sizeof backends[0])
+
+size_t dtype_size(DType dt) {
+    static const size_t sz[] = { 4, 2, 2, 8, 4 };
+    return sz[dt];
+}
+
+const char *coll_name(CollKind k) {
+    static const char *names[] = { "all_reduce", "reduce_scatter", "all_gather",
+                                   "broadcast", "reduce", "scatter", "barrier" };
+    return names[k];
+}
+
+// ----------------------------------------------------------------------------
+// the comm thread
+
+static void *comm_thread(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&q.lock);
+    for (;;) {
+        while (q.finished == q.head && !q.stop) pthread_cond_wait(&q.work, &q.lock);
+        if (q.finished == q.head) break;  // stop requested and nothing queued
+        Slot *s = &q.slot[q.finished % QCAP];
+        pthread_mutex_unlock(&q.lock);
+        s->t_start = now_s();
+        q.backend->run(&s->op);
+        s->t_end = now_s();
+        pthread_mutex_lock(&q.lock);
+        q.finished++;
+        pthread_cond_broadcast(&q.done);
+    }
+    pthread_mutex_unlock(&q.lock);
+    return NULL;
+}
+
+void comm_init(void) {
+    q.backend = &comm_backend_mpi;
+    q.stop = 0;
+    if (pthread_create(&q.thread, NULL, comm_thread, NULL) != 0)
+        fatal("comm_init: pthread_create failed");
+    q.running = 1;
+}
+
+void comm_finalize(void) {
+    if (!q.running) return;
+    pthread_mutex_lock(&q.lock);
+    q.stop = 1;
+    pthread_cond_signal(&q.work);
+    pthread_mutex_unlock(&q.lock);
+    if (pthread_join(q.thread, NULL) != 0) fatal("comm_finalize: pthread_join failed");
+    q.running = 0;
+}
+
+int comm_use(const char *name) {
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if (strcmp(backends[i]->name, name) == 0) {
+            comm_wait(q.head - 1);  // nothing of the old backend stays in flight
+            q.backend = backends[i];
+            return 1;
+        }
+    return 0;
+}
+
+const char *comm_backends(void) { return "mpi"; }
+
+// ----------------------------------------------------------------------------
+// accounting
+
+static void account(CommCount *c, const CommOp *o) {
+    uint64_t n = (uint64_t)rt.world, esz = dtype_size(o->dt);
+    uint64_t payload = 0, sent_xn = 0;
+    switch (o->kind) {
+    case COLL_ALL_REDUCE:     payload = o->count * esz; sent_xn = 2 * (n - 1) * payload; break;
+    case COLL_BROADCAST:
+    case COLL_REDUCE:         payload = o->count * esz; sent_xn = (n - 1) * payload; break;
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALL_GATHER:     payload = n * o->count * esz; sent_xn = (n - 1) * payload; break;
+    case COLL_SCATTER:        payload = n * o->count * esz; sent_xn = (n - 1) * o->count * esz; break;
+    default: break;
+    }
+    c->calls++;
+    c->payload += payload;
+    c->sent_xn += sent_xn;
+}
+
+double comm_sent_bytes(const CommCount *c) { return (double)c->sent_xn / rt.world; }
+
+double comm_total_sent_bytes(const CommStats *s) {
+    uint64_t xn = 0;
+    for (int k = 0; k < COLL_NKIND; k++) xn += s->kind[k].sent_xn;
+    return (double)xn / rt.world;
+}
+
+CommStats comm_stats(void) { return q.stats; }
+void comm_reset_stats(void) { memset(&q.stats, 0, sizeof q.stats); }
+
+// ----------------------------------------------------------------------------
+// requests
+
+static CommReq enqueue(CommOp op, int metric) {
+    if (!q.running) fatal("comm: collective %s before comm_init", coll_name(op.kind));
+    account(metric ? &q.stats.metrics : &q.stats.kind[op.kind], &op);
+    pthread_mutex_lock(&q.lock);
+    while (q.head - q.finished >= QCAP) pthread_cond_wait(&q.done, &q.lock);
+    q.slot[q.head % QCAP].op = op;
+    CommReq r = q.head++;
+    pthread_cond_signal(&q.work);
+    pthread_mutex_unlock(&q.lock);
+    return r;
+}
+
+void comm_wait(CommReq req) {
+    pthread_mutex_lock(&q.lock);
+    while (q.finished <= req) pthread_cond_wait(&q.done, &q.lock);
+    pthread_mutex_unlock(&q.lock);
+}
+
+int comm_test(CommReq req) {
+    pthread_mutex_lock(&q.lock);
+    int done = q.finished > req;
+    pthread_mutex_unlock(&q.lock);
+    return done;
+}
+
+void comm_req_times(CommReq req, double *start, double *end) {
+    comm_wait(req);
+    *start = q.slot[req % QCAP].t_start;
+    *end = q.slot[req % QCAP].t_end;
+}
+
+#define OP(...) ((CommOp){ __VA_ARGS__ })
+
+CommReq comm_all_reduce_async(void *buf, size_t count, DType dt, RedOp op) {
+    return enqueue(OP(.kind = COLL_ALL_REDUCE, .send = buf, .recv = buf, .count = count,
+                      .dt = dt, .op = op), 0);
+}
+CommReq comm_reduce_scatter_async(const void *send, void *recv, size_t recvcount, DType dt) {
+    size_t esz = dtype_size(dt);
+    const char *s = send, *r = recv;
+    if (r < s + (size_t)rt.world * recvcount * esz && s < r + recvcount * esz)
+        fatal("comm_reduce_scatter: send and recv buffers overlap");
+    return enqueue(OP(.kind = COLL_REDUCE_SCATTER, .send = send, .recv = recv,
+                      .count = recvcount, .dt = dt, .op = OP_SUM), 0);
+}
+CommReq comm_all_gather_async(const void *send, void *recv, size_t sendcount, DType dt) {
+    return enqueue(OP(.kind = COLL_ALL_GATHER, .send = send, .recv = recv, .count = sendcount,
+                      .dt = dt), 0);
+}
+CommReq comm_broadcast_async(void *buf, size_t count, DType dt, int root) {
+    return enqueue(OP(.kind = COLL_BROADCAST, .send = buf, .recv = buf, .count = count,
+                      .dt = dt, .root = root), 0);
+}
+CommReq comm_reduce_async(const void *send, void *recv, size_t count, DType dt, RedOp op,
+                          int root) {
+    return enqueue(OP(.kind = COLL_REDUCE, .send = send, .recv = recv, .count = count,
+                      .dt = dt, .op = op, .root = root), 0);
+}
+CommReq comm_scatter_async(const void *send, void *recv, size_t recvcount, DType dt, int root) {
+    return enqueue(OP(.kind = COLL_SCATTER, .send = send, .recv = recv, .count = recvcount,
+                      .dt = dt, .root = root), 0);
+}
+
+void comm_all_reduce(void *buf, size_t count, DType dt, RedOp op) {
+    comm_wait(comm_all_reduce_async(buf, count, dt, op));
+}
+void comm_reduce_scatter(const void *send, void *recv, size_t recvcount, DType dt) {
+    comm_wait(comm_reduce_scatter_async(send, recv, recvcount, dt));
+}
+void comm_all_gather(const void *send, void *recv, size_t sendcount, DType dt) {
+    comm_wait(comm_all_gather_async(send, recv, sendcount, dt));
+}
+void comm_broadcast(void *buf, size_t count, DType dt, int root) {
+    comm_wait(comm_broadcast_async(buf, count, dt, root));
+}
+void comm_reduce(const void *send, void *recv, size_t count, DType dt, RedOp op, int root) {
+    comm_wait(comm_reduce_async(send, recv, count, dt, op, root));
+}
+void comm_scatter(const void *send, void *recv, size_t recvcount, DType dt, int root) {
+    comm_wait(comm_scatter_async(send, recv, recvcount, dt, root));
+}
+void comm_barrier(void) { comm_wait(enqueue(OP(.kind = COLL_BARRIER), 0)); }
+
+static void metric(void *v, int n, DType dt, RedOp op) {
+    comm_wait(enqueue(OP(.kind = COLL_ALL_REDUCE, .send = v, .recv = v, .count = (size_t)n,
+                         .dt = dt, .op = op), 1));
+}
+void comm_metric_sum(double *v, int n) { metric(v, n, DT_F64, OP_SUM); }
+void comm_metric_max(double *v, int n) { metric(v, n, DT_F64, OP_MAX); }
+void comm_agree_min(int *v) { metric(v, 1, DT_I32, OP_MIN); }
+
+// ----------------------------------------------------------------------------
+// the report
+
+void comm_report(const CommStats *st, int steps, const char *theory, double theory_sent_bytes) {
+    CommStats s = *st;
+    double per = steps > 0 ? 1.0 / steps : 0.0;
+    print0("\ncommunication per step (rank 0, %s backend, N = %d, ring model)\n",
+           q.backend->name, rt.world);
+    print0("  %-15s %10s %16s %18s\n", "collective", "calls", "payload bytes", "sent bytes/rank");
+    int any = 0;
+    for (int k = 0; k < COLL_NKIND; k++) {
+        const CommCount *c = &s.kind[k];
+        if (!c->calls) continue;
+        any = 1;
+        print0("  %-15s %10.2f %16.1f %18.1f\n", coll_name(k), c->calls * per,
+               c->payload * per, comm_sent_bytes(c) * per);
+    }
+    if (!any) print0("  (no collectives)\n");
+    double sent = comm_total_sent_bytes(&s) * per;
+    print0("  %-15s %10s %16s %18.1f\n", "total", "", "", sent);
+    if (s.metrics.calls)
+        print0("  not counted above: %.2f scalar all_reduce/step for logging (%.1f bytes/step)\n",
+               s.metrics.calls * per, s.metrics.payload * per);
+    print0("  theory: %s = %.1f bytes sent per rank per step%s\n", theory, theory_sent_bytes,
+           fabs(sent - theory_sent_bytes) <= 1e-9 * theory_sent_bytes ? " (equal)" : " (DIFFERENT)");
+}

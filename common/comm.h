@@ -1,0 +1,111 @@
+// comm: collectives for the stages. Every call goes to one communication thread
+// per rank that runs queued collectives in order, like a CUDA stream: an async
+// call enqueues and returns a request, a sync call enqueues and waits. Only that
+// thread talks to MPI during training. Every call is counted (calls, payload,
+// bytes each rank sends under the ring model) so the reports are measured.
+#ifndef COMM_H
+#define COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { DT_F32, DT_BF16, DT_F16, DT_F64, DT_I32 } DType;
+typedef enum { OP_SUM, OP_MAX, OP_MIN } RedOp;
+typedef enum {
+    COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST,
+    COLL_REDUCE, COLL_SCATTER, COLL_BARRIER, COLL_NKIND
+} CollKind;
+
+typedef long CommReq;  // a ticket: requests complete in the order they were made
+
+// Counts for one kind of collective. payload is the size of the full buffer the
+// collective is about (the whole vector of an all-reduce, all N shards of a
+// reduce-scatter or all-gather). sent_xn is the bytes this rank sends under the
+// ring model times N, so the theory stays an exact integer:
+// all-reduce 2(N-1)P, reduce-scatter / all-gather / broadcast / reduce (N-1)P,
+// scatter (N-1)P/N.
+typedef struct { uint64_t calls, payload, sent_xn; } CommCount;
+
+typedef struct {
+    CommCount kind[COLL_NKIND];  // training traffic
+    CommCount metrics;           // scalar reductions for logging and reports
+} CommStats;
+
+// Starts the comm thread with the mpi backend (rt_init calls it).
+void comm_init(void);
+// Stops the comm thread (rt_finalize calls it); safe to call twice.
+void comm_finalize(void);
+// Selects the backend by name ("mpi"); returns 0 if this build has no such backend.
+int comm_use(const char *name);
+// Names of the backends this build has, space separated.
+const char *comm_backends(void);
+size_t dtype_size(DType dt);
+const char *coll_name(CollKind k);
+
+// In place: buf holds count elements on every rank.
+void comm_all_reduce(void *buf, size_t count, DType dt, RedOp op);
+// send holds N*recvcount elements; recv gets this rank's reduced slice (sum).
+// send and recv must not overlap.
+void comm_reduce_scatter(const void *send, void *recv, size_t recvcount, DType dt);
+// recv gets N*sendcount elements; in place when send == recv + rank*sendcount.
+void comm_all_gather(const void *send, void *recv, size_t sendcount, DType dt);
+void comm_broadcast(void *buf, size_t count, DType dt, int root);
+// recv (count elements) is written on root only.
+void comm_reduce(const void *send, void *recv, size_t count, DType dt, RedOp op, int root);
+// send (N*recvcount elements) is read on root only.
+void comm_scatter(const void *send, void *recv, size_t recvcount, DType dt, int root);
+void comm_barrier(void);
+
+// The same collectives, returning at once; the buffers belong to the comm
+// thread until comm_wait says the request is done.
+CommReq comm_all_reduce_async(void *buf, size_t count, DType dt, RedOp op);
+CommReq comm_reduce_scatter_async(const void *send, void *recv, size_t recvcount, DType dt);
+CommReq comm_all_gather_async(const void *send, void *recv, size_t sendcount, DType dt);
+CommReq comm_broadcast_async(void *buf, size_t count, DType dt, int root);
+CommReq comm_reduce_async(const void *send, void *recv, size_t count, DType dt, RedOp op, int root);
+CommReq comm_scatter_async(const void *send, void *recv, size_t recvcount, DType dt, int root);
+// Blocks until the request (and every one before it) is done.
+void comm_wait(CommReq req);
+// 1 if the request is done, without blocking.
+int comm_test(CommReq req);
+// Start and end (now_s clock) of a finished request's run on the comm thread;
+// valid until 1024 further requests have been made.
+void comm_req_times(CommReq req, double *start, double *end);
+
+// Scalar reductions outside the training traffic (counted under metrics).
+void comm_metric_sum(double *v, int n);
+void comm_metric_max(double *v, int n);
+void comm_agree_min(int *v);
+
+CommStats comm_stats(void);
+void comm_reset_stats(void);
+// Rank 0 prints one row per collective kind in s (a snapshot taken right after
+// training), divided by steps: calls, payload bytes and bytes sent per rank;
+// then the stage's theory beside the measured total.
+void comm_report(const CommStats *s, int steps, const char *theory, double theory_sent_bytes);
+// Bytes sent per rank under the ring model, from a count.
+double comm_sent_bytes(const CommCount *c);
+// Sum over training kinds of the bytes sent per rank.
+double comm_total_sent_bytes(const CommStats *s);
+
+// ----------------------------------------------------------------------------
+// backends (for comm_*.c only)
+
+typedef struct {
+    CollKind kind;
+    const void *send;
+    void *recv;
+    size_t count;   // all-reduce, broadcast, reduce: the vector; else the per-rank slice
+    DType dt;
+    RedOp op;
+    int root;
+} CommOp;
+
+typedef struct {
+    const char *name;
+    void (*run)(const CommOp *op);  // runs on the comm thread, blocks until done
+} CommBackend;
+
+extern const CommBackend comm_backend_mpi;
+
+#endif

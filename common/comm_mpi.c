@@ -1,0 +1,64 @@
+// comm_mpi: the backend that hands each collective to the MPI library.
+#include "comm.h"
+#include "rt.h"
+
+#include <limits.h>
+#include <mpi.h>
+
+static MPI_Datatype mpi_type(DType dt) {
+    switch (dt) {
+    case DT_F32: return MPI_FLOAT;
+    case DT_F64: return MPI_DOUBLE;
+    case DT_I32: return MPI_INT;
+    default: fatal("comm mpi: 16-bit types are not supported by this backend yet");
+    }
+}
+
+static MPI_Op mpi_op(RedOp op) {
+    switch (op) {
+    case OP_SUM: return MPI_SUM;
+    case OP_MAX: return MPI_MAX;
+    default: return MPI_MIN;
+    }
+}
+
+static int mpi_count(size_t n) {
+    if (n > INT_MAX) fatal("comm mpi: count %zu exceeds the MPI int limit", n);
+    return (int)n;
+}
+
+static void run(const CommOp *o) {
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Datatype t = mpi_type(o->dt);
+    int n = mpi_count(o->count);
+    const char *inplace = (const char *)o->recv + (size_t)rt.rank * o->count * dtype_size(o->dt);
+    switch (o->kind) {
+    case COLL_ALL_REDUCE:
+        CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, o->recv, n, t, mpi_op(o->op), w));
+        break;
+    case COLL_REDUCE_SCATTER:
+        CHECK_MPI(MPI_Reduce_scatter_block(o->send, o->recv, n, t, MPI_SUM, w));
+        break;
+    case COLL_ALL_GATHER:
+        CHECK_MPI(MPI_Allgather(o->send == inplace ? MPI_IN_PLACE : o->send, n, t,
+                                o->recv, n, t, w));
+        break;
+    case COLL_BROADCAST:
+        CHECK_MPI(MPI_Bcast(o->recv, n, t, o->root, w));
+        break;
+    case COLL_REDUCE:
+        CHECK_MPI(MPI_Reduce(o->send == o->recv && rt.rank == o->root ? MPI_IN_PLACE : o->send,
+                             o->recv, n, t, mpi_op(o->op), o->root, w));
+        break;
+    case COLL_SCATTER:
+        CHECK_MPI(MPI_Scatter(o->send, n, t, o->recv, n, t, o->root, w));
+        break;
+    case COLL_BARRIER:
+        CHECK_MPI(MPI_Barrier(w));
+        break;
+    default:
+        fatal("comm mpi: unknown collective %d", (int)o->kind);
+    }
+}
+
+const CommBackend comm_backend_mpi = { "mpi", run };

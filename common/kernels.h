@@ -1,0 +1,51 @@
+// kernels: the arithmetic of the model and the optimizer. CPU versions are plain
+// loops plus CBLAS for matrix products. Matrices are row-major.
+#ifndef KERNELS_H
+#define KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    float lr, beta1, beta2, eps, weight_decay;
+} AdamHyper;
+
+// Sets the BLAS to one thread per rank unless OPENBLAS_NUM_THREADS says otherwise.
+void kernels_init(void);
+
+// C[M,N] = op(A) op(B) + beta C, op(A) is [M,K], op(B) is [K,N]; ta/tb transpose.
+void matmul(float *C, const float *A, const float *B, int M, int N, int K,
+            int ta, int tb, float beta);
+// Y[r,c] += b[c] for every row.
+void bias_add(float *Y, const float *b, int rows, int cols);
+// db[c] += sum over rows of dY[r,c].
+void bias_grad(float *db, const float *dY, int rows, int cols);
+// y = max(x, 0); y may be x.
+void relu_forward(float *y, const float *x, size_t n);
+// dx = dy where y > 0, else 0; dx may be dy.
+void relu_backward(float *dx, const float *dy, const float *y, size_t n);
+// Sum over rows of -log softmax(logits)[target], in double. If dlogits is not
+// NULL it gets (softmax - onehot(target)) * grad_scale.
+double softmax_xent(const float *logits, const int *targets, float *dlogits, int rows,
+                    int classes, float grad_scale);
+// probs = softmax(logits) for one row.
+void softmax_row(float *probs, const float *logits, int classes);
+// X[rows, T*V] = one-hot of each context symbol (T symbols per row, V classes).
+void one_hot(float *X, const uint8_t *ctx, int rows, int T, int V);
+// One AdamW step (PyTorch's formula): p *= 1 - lr wd; m, v move toward g, g^2;
+// p -= lr/(1-beta1^t) m / (sqrt(v)/sqrt(1-beta2^t) + eps). step t starts at 1.
+void adam_update(float *p, const float *g, float *m, float *v, size_t n,
+                 const AdamHyper *h, long step);
+// Sum of x^2 accumulated in double.
+double sum_squares(const float *x, size_t n);
+// The factor clip_grad_norm_ multiplies gradients by: min(1, max_norm/(norm+1e-6)).
+float clip_factor(double norm, float max_norm);
+void fill(float *x, float v, size_t n);
+// x *= a
+void scale(float *x, float a, size_t n);
+// y += a x
+void axpy(float *y, float a, const float *x, size_t n);
+// 1 if no element is inf or NaN.
+int all_finite(const float *x, size_t n);
+
+#endif

@@ -1,0 +1,124 @@
+// kernels_cpu: the CPU kernels. Matrix products go to CBLAS (OpenBLAS); the rest
+// are loops simple enough that the compiler vectorizes them.
+#include "kernels.h"
+#include "rt.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+
+void kernels_init(void) {
+    if (!getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(1);
+}
+
+// ----------------------------------------------------------------------------
+// linear layers
+
+void matmul(float *C, const float *A, const float *B, int M, int N, int K,
+            int ta, int tb, float beta) {
+    if (M < 0 || N < 0 || K < 0) fatal("matmul: negative shape %dx%dx%d", M, N, K);
+    int lda = ta ? M : K, ldb = tb ? K : N;
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                M, N, K, 1.0f, A, lda > 0 ? lda : 1, B, ldb > 0 ? ldb : 1, beta, C,
+                N > 0 ? N : 1);
+}
+
+void bias_add(float *Y, const float *b, int rows, int cols) {
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) Y[(size_t)r * cols + c] += b[c];
+}
+
+void bias_grad(float *db, const float *dY, int rows, int cols) {
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) db[c] += dY[(size_t)r * cols + c];
+}
+
+void relu_forward(float *y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void relu_backward(float *dx, const float *dy, const float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+void one_hot(float *X, const uint8_t *ctx, int rows, int T, int V) {
+    size_t width = (size_t)T * V;
+    for (int r = 0; r < rows; r++) {
+        float *x = X + (size_t)r * width;
+        for (size_t i = 0; i < width; i++) x[i] = 0.0f;
+        for (int t = 0; t < T; t++) x[(size_t)t * V + ctx[(size_t)r * T + t]] = 1.0f;
+    }
+}
+
+// ----------------------------------------------------------------------------
+// loss
+
+void softmax_row(float *probs, const float *logits, int classes) {
+    float mx = logits[0];
+    for (int c = 1; c < classes; c++) mx = logits[c] > mx ? logits[c] : mx;
+    double sum = 0.0;
+    for (int c = 0; c < classes; c++) sum += exp((double)(logits[c] - mx));
+    for (int c = 0; c < classes; c++) probs[c] = (float)(exp((double)(logits[c] - mx)) / sum);
+}
+
+double softmax_xent(const float *logits, const int *targets, float *dlogits, int rows,
+                    int classes, float grad_scale) {
+    double loss = 0.0;
+    for (int r = 0; r < rows; r++) {
+        const float *z = logits + (size_t)r * classes;
+        float mx = z[0];
+        for (int c = 1; c < classes; c++) mx = z[c] > mx ? z[c] : mx;
+        double sum = 0.0;  // log-sum-exp in double: the loss is what the learner reads
+        for (int c = 0; c < classes; c++) sum += exp((double)(z[c] - mx));
+        int t = targets[r];
+        loss += log(sum) - (double)(z[t] - mx);
+        if (!dlogits) continue;
+        float *d = dlogits + (size_t)r * classes;
+        for (int c = 0; c < classes; c++)
+            d[c] = (float)(exp((double)(z[c] - mx)) / sum) * grad_scale;
+        d[t] -= grad_scale;
+    }
+    return loss;
+}
+
+// ----------------------------------------------------------------------------
+// optimizer
+
+void adam_update(float *p, const float *g, float *m, float *v, size_t n,
+                 const AdamHyper *h, long step) {
+    float decay = 1.0f - h->lr * h->weight_decay;
+    float step_size = (float)(h->lr / (1.0 - pow(h->beta1, (double)step)));
+    float bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
+    float b1 = h->beta1, b2 = h->beta2;
+    for (size_t i = 0; i < n; i++) {
+        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+        v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+        float denom = sqrtf(v[i]) / bc2_sqrt + h->eps;
+        p[i] = p[i] * decay - step_size * m[i] / denom;
+    }
+}
+
+double sum_squares(const float *x, size_t n) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
+    return s;
+}
+
+float clip_factor(double norm, float max_norm) {
+    double f = max_norm / (norm + 1e-6);
+    return f < 1.0 ? (float)f : 1.0f;
+}
+
+// ----------------------------------------------------------------------------
+// elementwise
+
+void fill(float *x, float v, size_t n) { for (size_t i = 0; i < n; i++) x[i] = v; }
+void scale(float *x, float a, size_t n) { for (size_t i = 0; i < n; i++) x[i] *= a; }
+void axpy(float *y, float a, const float *x, size_t n) { for (size_t i = 0; i < n; i++) y[i] += a * x[i]; }
+
+int all_finite(const float *x, size_t n) {
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) ok &= isfinite(x[i]) != 0;
+    return ok;
+}

@@ -1,0 +1,40 @@
+// mem: the tracked allocator. Every buffer a stage owns comes from here with a
+// category, so the memory report is measured, not estimated.
+#ifndef MEM_H
+#define MEM_H
+
+#include <stddef.h>
+
+typedef enum {
+    MEM_PARAMS, MEM_GRADS, MEM_MASTER_PARAMS, MEM_ADAM_M, MEM_ADAM_V,
+    MEM_ACTIVATIONS, MEM_COMM_BUFFERS, MEM_DATA, MEM_NCAT
+} MemCat;
+
+typedef struct {
+    size_t cur[MEM_NCAT], peak[MEM_NCAT];   // per category
+    size_t cur_total, peak_total;           // all categories together
+} MemStats;
+
+// Allocates bytes (zeroed, 64-byte aligned) under a category; fatal on failure.
+void *mem_alloc(MemCat cat, size_t bytes);
+// Frees a pointer from mem_alloc (NULL is ignored); fatal on an unknown pointer.
+void mem_free(void *p);
+// Bytes currently held by the allocation p (0 for NULL).
+size_t mem_size(const void *p);
+// A copy of this rank's counters.
+MemStats mem_stats(void);
+// Peaks restart from the current values (e.g. after set-up).
+void mem_reset_peaks(void);
+// Category name as printed in reports ("params", "adam_m", ...).
+const char *mem_cat_name(MemCat cat);
+// Sum of the model-state categories now held (params, grads, master, m, v).
+size_t mem_model_state_bytes(const MemStats *s);
+// Number of live allocations (tests use it to find leaks).
+size_t mem_live_count(void);
+// Rank 0 prints the memory report: max over ranks of current and peak MiB per
+// category, the total, then the stage's formula and the measured model state.
+// Collective: every rank calls it. Returns the max over ranks of the model-state
+// bytes and sets *peak to the max over ranks of the peak total.
+size_t mem_report(const char *formula, double formula_bytes, size_t *peak);
+
+#endif

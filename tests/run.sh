@@ -1,0 +1,49 @@
+#!/bin/sh
+# Runs every suite: the single-process suites, the lc0 reference runs that later
+# stages are graded against, the multi-rank suites at N = 1, 2, 3, 4 (3 gives
+# uneven shards), and the command-line checks. Exits non-zero on any failure.
+# usage: tests/run.sh [BUILD_DIR]      (SANITIZE=1: suppress Open MPI's own leaks)
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+export CK_FORK=no
+if [ "${SANITIZE:-0}" = 1 ]; then
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=23"
+  export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+fi
+passed=0 failed=0 failures=""
+
+run() {
+  name=$1; shift
+  echo "== $name"
+  if timeout 900 "$@"; then passed=$((passed + 1))
+  else failed=$((failed + 1)); failures="$failures $name"; echo "FAILED: $name"; fi
+}
+
+for t in test_kernels test_mem test_args test_data test_ckpt test_lc0; do
+  run "$t" "$BUILD/test/$t"
+done
+
+# lc0 trains each reference configuration once; stages are graded against it.
+export ZC_REF="$BUILD/test/ref"
+mkdir -p "$ZC_REF"
+grep -v '^#' tests/ref_configs | while IFS='|' read -r name common _only; do
+  [ -n "$name" ] || continue
+  # shellcheck disable=SC2086
+  "$BUILD/bin/lc0_adam" $common --sample 0 --log-every 0 --loss-log "$ZC_REF/$name.loss" \
+    --save-model "$ZC_REF/$name.safetensors" >/dev/null || echo "FAILED: reference $name"
+done
+
+for n in 1 2 3 4; do
+  for t in test_comm test_lc1; do
+    run "$t N=$n" tools/launch "$n" "$BUILD/test/$t"
+  done
+done
+
+run "command line" tests/test_cli.sh "$BUILD"
+
+echo
+[ -z "$failures" ] || echo "failed suites:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

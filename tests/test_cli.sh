@@ -1,0 +1,70 @@
+#!/bin/sh
+# Command-line behaviour of the stage programs: bad input is one line on stderr
+# and exit status 2 on every rank, never a crash or a hang; a runtime failure on
+# one rank brings all ranks down with its reason; the summary line is last.
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/empty"
+printf 'ABC\n123\n' >"$tmp/junk"
+printf 'not a model' >"$tmp/garbage.st"
+small="--hidden 8 --layers 1 --batch 12 --steps 2 --sample 0 --log-every 0"
+ok=0 bad=0
+
+# expect N STATUS FRAGMENT PROGRAM ARGS...: exit status and one stderr line containing FRAGMENT.
+expect() {
+  n=$1 want=$2 says=$3; shift 3
+  timeout 60 tools/launch "$n" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  lines=$(grep -c . "$tmp/err")
+  if [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qF -- "$says" "$tmp/err"; then
+    ok=$((ok + 1))
+  else
+    bad=$((bad + 1))
+    echo "FAIL (N=$n): $* -> exit $rc (want $want), $lines stderr lines, want '$says':"
+    sed 's/^/    /' "$tmp/err" | head -5
+  fi
+}
+
+for stage in lc0_adam lc1_distributed_adam; do
+  bin="$BUILD/bin/$stage"
+  n=1; [ "$stage" = lc0_adam ] || n=3
+  expect $n 2 "unknown option '--bogus'" "$bin" --bogus 1
+  expect $n 2 "--hidden abc: expected an integer" "$bin" --hidden abc
+  expect $n 2 "--lr: missing value" "$bin" --lr
+  expect $n 2 "--context 99: expected an integer in [1, 32]" "$bin" --context 99
+  expect $n 2 "cannot read data file '/nonexistent/words'" "$bin" --data /nonexistent/words
+  expect $n 2 "is empty" "$bin" --data "$tmp/empty"
+  expect $n 2 "has no usable words" "$bin" --data "$tmp/junk"
+  expect $n 2 "impossible" "$bin" $small --init "$tmp/garbage.st"
+  expect $n 2 "cannot write model file '/nonexistent/m.st'" "$bin" $small --save-model /nonexistent/m.st
+  expect $n 2 "--device cuda" "$bin" --device cuda
+done
+expect 1 2 "option --comm is not used by this stage" "$BUILD/bin/lc0_adam" --comm mpi
+expect 3 2 "--batch 10: must be divisible by ranks x accum = 3 x 1" "$BUILD/bin/lc1_distributed_adam" --batch 10
+expect 2 2 "--batch 12: must be divisible by ranks x accum = 2 x 5" "$BUILD/bin/lc1_distributed_adam" --batch 12 --accum 5
+
+# A runtime failure on one rank: all ranks end (no hang), non-zero, with the reason.
+timeout 60 tools/launch 3 "$BUILD/test/abort_one_rank" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "rank 1: injected failure" "$tmp/err"; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: abort on one rank -> exit $rc"; cat "$tmp/err"; fi
+
+# --help: the options with defaults, exit 0.
+if "$BUILD/bin/lc0_adam" --help | grep -q -- "--hidden .*default 256"; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: --help"; fi
+
+# The summary line is the last line of stdout, with every key in order.
+keys="stage ranks device params steps final_loss model_state_bytes peak_bytes comm_bytes_per_step step_ms"
+for stage in lc0_adam lc1_distributed_adam; do
+  n=1; [ "$stage" = lc0_adam ] || n=2
+  tools/launch $n "$BUILD/bin/$stage" $small >"$tmp/out" 2>"$tmp/err"
+  got=$(tail -n 1 "$tmp/out" | sed 's/=[^ ]*//g')
+  if [ "$got" = "summary $keys" ]; then ok=$((ok + 1))
+  else bad=$((bad + 1)); echo "FAIL: $stage summary line: $(tail -n 1 "$tmp/out")"; fi
+done
+
+echo "command line: $ok passed, $bad failed"
+[ "$bad" -eq 0 ]

@@ -1,0 +1,226 @@
+// test_comm: the collectives of the mpi backend at any N (the runner uses 1-4),
+// counts not divisible by N, sync and async, and the byte counters against the
+// ring model exactly. Every rank knows every rank's input (a formula of rank and
+// index), so each can check its result against a double-precision reference.
+#include "check_mpi.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../common/kernels.h"
+#include "../common/mem.h"
+
+// Rank r's input element i: small integers and halves, so float sums are exact
+// and results can be compared bit for bit with the reference.
+static float input(int r, size_t i) { return (float)((int)((i * 7 + (size_t)r * 13) % 31) - 15) * 0.5f; }
+
+static float *inputs(size_t n) {
+    float *x = mem_alloc(MEM_COMM_BUFFERS, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) x[i] = input(rt.rank, i);
+    return x;
+}
+
+static double sum_over_ranks(size_t i) {
+    double s = 0;
+    for (int r = 0; r < rt.world; r++) s += input(r, i);
+    return s;
+}
+
+static const size_t counts[] = { 1, 2, 7, 1000, 1001, 65537 };
+#define NCOUNTS (sizeof counts / sizeof counts[0])
+
+// ----------------------------------------------------------------------------
+// each collective
+
+START_TEST(test_all_reduce) {
+    for (size_t c = 0; c < NCOUNTS; c++) {
+        size_t n = counts[c];
+        float *x = inputs(n);
+        CommStats before = comm_stats();
+        comm_all_reduce(x, n, DT_F32, OP_SUM);
+        CommStats after = comm_stats();
+        int ok = 1;
+        for (size_t i = 0; i < n; i++) ok &= x[i] == (float)sum_over_ranks(i);
+        CK_ALL(ok, "all_reduce of %zu floats wrong", n);
+        const CommCount *a = &after.kind[COLL_ALL_REDUCE], *b = &before.kind[COLL_ALL_REDUCE];
+        CK_ALL(a->calls - b->calls == 1 && a->payload - b->payload == 4 * n &&
+                   a->sent_xn - b->sent_xn == 2 * (uint64_t)(rt.world - 1) * 4 * n,
+               "all_reduce accounting wrong for %zu floats", n);
+        // MAX as well
+        for (size_t i = 0; i < n; i++) x[i] = input(rt.rank, i);
+        comm_all_reduce(x, n, DT_F32, OP_MAX);
+        for (size_t i = 0; i < n; i++) {
+            float m = input(0, i);
+            for (int r = 1; r < rt.world; r++) m = fmaxf(m, input(r, i));
+            ok &= x[i] == m;
+        }
+        CK_ALL(ok, "all_reduce max of %zu floats wrong", n);
+        mem_free(x);
+    }
+}
+END_TEST
+
+START_TEST(test_reduce_scatter) {
+    for (size_t c = 0; c < NCOUNTS; c++) {
+        size_t per = counts[c], n = per * rt.world;
+        float *x = inputs(n), *y = mem_alloc(MEM_COMM_BUFFERS, per * sizeof(float));
+        CommStats before = comm_stats();
+        comm_reduce_scatter(x, y, per, DT_F32);
+        CommStats after = comm_stats();
+        int ok = 1;
+        for (size_t i = 0; i < per; i++) ok &= y[i] == (float)sum_over_ranks(rt.rank * per + i);
+        CK_ALL(ok, "reduce_scatter of %zu per rank wrong", per);
+        const CommCount *a = &after.kind[COLL_REDUCE_SCATTER], *b = &before.kind[COLL_REDUCE_SCATTER];
+        CK_ALL(a->calls - b->calls == 1 && a->payload - b->payload == 4 * n &&
+                   a->sent_xn - b->sent_xn == (uint64_t)(rt.world - 1) * 4 * n,
+               "reduce_scatter accounting wrong");
+        mem_free(x);
+        mem_free(y);
+    }
+}
+END_TEST
+
+START_TEST(test_all_gather) {
+    for (size_t c = 0; c < NCOUNTS; c++) {
+        size_t per = counts[c], n = per * rt.world;
+        float *mine = mem_alloc(MEM_COMM_BUFFERS, per * sizeof(float));
+        float *all = mem_alloc(MEM_COMM_BUFFERS, n * sizeof(float));
+        for (size_t i = 0; i < per; i++) mine[i] = input(rt.rank, i);
+        comm_all_gather(mine, all, per, DT_F32);
+        int ok = 1;
+        for (int r = 0; r < rt.world; r++)
+            for (size_t i = 0; i < per; i++) ok &= all[r * per + i] == input(r, i);
+        // In place: this rank's part already sits at its offset of the full buffer.
+        fill(all, -99.0f, n);
+        for (size_t i = 0; i < per; i++) all[rt.rank * per + i] = input(rt.rank, i);
+        CommStats before = comm_stats();
+        comm_all_gather(all + rt.rank * per, all, per, DT_F32);
+        CommStats after = comm_stats();
+        for (int r = 0; r < rt.world; r++)
+            for (size_t i = 0; i < per; i++) ok &= all[r * per + i] == input(r, i);
+        CK_ALL(ok, "all_gather of %zu per rank wrong", per);
+        const CommCount *a = &after.kind[COLL_ALL_GATHER], *b = &before.kind[COLL_ALL_GATHER];
+        CK_ALL(a->calls - b->calls == 1 && a->payload - b->payload == 4 * n &&
+                   a->sent_xn - b->sent_xn == (uint64_t)(rt.world - 1) * 4 * n,
+               "all_gather accounting wrong");
+        mem_free(mine);
+        mem_free(all);
+    }
+}
+END_TEST
+
+START_TEST(test_rooted) {
+    int root = rt.world - 1;
+    for (size_t c = 0; c < NCOUNTS; c++) {
+        size_t n = counts[c];
+        float *x = inputs(n), *y = mem_alloc(MEM_COMM_BUFFERS, n * sizeof(float));
+        comm_broadcast(x, n, DT_F32, root);
+        int ok = 1;
+        for (size_t i = 0; i < n; i++) ok &= x[i] == input(root, i);
+        CK_ALL(ok, "broadcast of %zu wrong", n);
+        for (size_t i = 0; i < n; i++) x[i] = input(rt.rank, i);
+        comm_reduce(x, y, n, DT_F32, OP_SUM, root);
+        for (size_t i = 0; i < n && rt.rank == root; i++) ok &= y[i] == (float)sum_over_ranks(i);
+        comm_reduce(x, x, n, DT_F32, OP_SUM, root);  // in place on the root
+        for (size_t i = 0; i < n && rt.rank == root; i++) ok &= x[i] == (float)sum_over_ranks(i);
+        CK_ALL(ok, "reduce of %zu wrong", n);
+        float *all = inputs(n * rt.world);
+        comm_scatter(all, y, n, DT_F32, root);
+        for (size_t i = 0; i < n; i++) ok &= y[i] == input(root, rt.rank * n + i);
+        CK_ALL(ok, "scatter of %zu per rank wrong", n);
+        mem_free(all);
+        mem_free(x);
+        mem_free(y);
+    }
+    comm_barrier();
+    CommStats s = comm_stats();
+    CK_ALL(s.kind[COLL_BARRIER].calls >= 1 && s.kind[COLL_BARRIER].payload == 0, "barrier not counted");
+}
+END_TEST
+
+START_TEST(test_other_types) {
+    double d[3] = { rt.rank, 1.5, -rt.rank };
+    comm_metric_sum(d, 3);
+    double n = rt.world;
+    CK_ALL(d[0] == n * (n - 1) / 2 && d[1] == 1.5 * n && d[2] == -n * (n - 1) / 2, "f64 sum wrong");
+    int v = 10 + rt.rank;
+    comm_agree_min(&v);
+    CK_ALL(v == 10, "i32 min wrong");
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// async
+
+START_TEST(test_async_in_order) {
+    // Several requests in flight at once; each completes, in order, correctly.
+    enum { K = 6 };
+    size_t n = 4099;
+    float *x[K];
+    CommReq req[K];
+    for (int k = 0; k < K; k++) {
+        x[k] = inputs(n);
+        req[k] = comm_all_reduce_async(x[k], n, DT_F32, OP_SUM);
+    }
+    comm_wait(req[K - 1]);
+    int ok = 1;
+    for (int k = 0; k < K; k++) {
+        ok &= comm_test(req[k]);
+        for (size_t i = 0; i < n; i++) ok &= x[k][i] == (float)sum_over_ranks(i);
+        mem_free(x[k]);
+    }
+    CK_ALL(ok, "async all_reduces wrong or not complete");
+}
+END_TEST
+
+START_TEST(test_async_overlaps_compute) {
+    // The collective runs on the comm thread while this thread multiplies
+    // matrices: it starts before the compute ends. That is overlap as a measured
+    // fact. The compute takes long enough (~0.2 s) that the comm thread, woken
+    // at enqueue, is scheduled even with more ranks than cores.
+    size_t n = 1 << 20;
+    float *x = inputs(n);
+    int d = 256;
+    float *A = inputs((size_t)d * d), *B = inputs((size_t)d * d), *C = inputs((size_t)d * d);
+    comm_barrier();
+    double t0 = now_s();
+    CommReq r = comm_all_reduce_async(x, n, DT_F32, OP_SUM);
+    double t_work_end;
+    do {
+        matmul(C, A, B, d, d, d, 0, 0, 0.0f);
+        t_work_end = now_s();
+    } while (t_work_end - t0 < 0.2);
+    comm_wait(r);
+    double start, end;
+    comm_req_times(r, &start, &end);
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) ok &= x[i] == (float)sum_over_ranks(i);
+    CK_ALL(ok, "async all_reduce result wrong");
+    CK_ALL(start >= t0 && start < t_work_end,
+           "async all_reduce did not start during the compute (started %.3f s after enqueue, "
+           "compute ended at %.3f s)", start - t0, t_work_end - t0);
+    mem_free(x); mem_free(A); mem_free(B); mem_free(C);
+}
+END_TEST
+
+START_TEST(test_no_leaks) {
+    CK_ALL(mem_live_count() == 0, "%zu allocations still live", mem_live_count());
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("comm_mpi");
+    TCase *tc = tcase_create("collectives");
+    tcase_add_test(tc, test_all_reduce);
+    tcase_add_test(tc, test_reduce_scatter);
+    tcase_add_test(tc, test_all_gather);
+    tcase_add_test(tc, test_rooted);
+    tcase_add_test(tc, test_other_types);
+    tcase_add_test(tc, test_async_in_order);
+    tcase_add_test(tc, test_async_overlaps_compute);
+    tcase_add_test(tc, test_no_leaks);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN("test_comm", suite)

@@ -1,0 +1,275 @@
+// test_kernels: every CPU kernel against a double-precision reference on random
+// inputs of awkward sizes. Bounds are the float32 rounding error of the
+// operation (a few ulps times the number of terms summed), not looser.
+#include "check_mpi.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../common/kernels.h"
+#include "../common/mem.h"
+#include "../common/rng.h"
+
+static Rng rng;
+
+static float *randf(size_t n, float lo, float hi) {
+    float *x = mem_alloc(MEM_DATA, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * rng_uniform(&rng);
+    return x;
+}
+
+// ----------------------------------------------------------------------------
+// matmul
+
+static void check_matmul(int M, int N, int K, int ta, int tb, float beta) {
+    float *A = randf((size_t)M * K, -1, 1), *B = randf((size_t)K * N, -1, 1);
+    float *C = randf((size_t)M * N, -1, 1), *C0 = mem_alloc(MEM_DATA, (size_t)M * N * sizeof(float));
+    memcpy(C0, C, (size_t)M * N * sizeof(float));
+    matmul(C, A, B, M, N, K, ta, tb, beta);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double ref = beta * (double)C0[(size_t)i * N + j], mag = fabs(ref);
+            for (int k = 0; k < K; k++) {
+                double a = ta ? A[(size_t)k * M + i] : A[(size_t)i * K + k];
+                double b = tb ? B[(size_t)j * K + k] : B[(size_t)k * N + j];
+                ref += a * b;
+                mag += fabs(a * b);
+            }
+            // float32 summation of K+1 terms: error <= (K+2) u sum|terms|
+            double bound = (K + 2) * 6e-8 * mag + 1e-30;
+            ck_assert_msg(fabs(C[(size_t)i * N + j] - ref) <= bound,
+                          "matmul %dx%dx%d ta=%d tb=%d beta=%g at (%d,%d): %g vs %g", M, N, K, ta,
+                          tb, beta, i, j, C[(size_t)i * N + j], ref);
+        }
+    mem_free(A); mem_free(B); mem_free(C); mem_free(C0);
+}
+
+START_TEST(test_matmul_shapes) {
+    int shapes[][3] = { { 37, 53, 19 }, { 1, 1, 1 }, { 64, 3, 129 }, { 5, 27, 81 }, { 129, 1, 7 } };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++)
+                for (int b = 0; b < 2; b++)
+                    check_matmul(shapes[s][0], shapes[s][1], shapes[s][2], ta, tb, (float)b);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// bias, ReLU, one-hot
+
+START_TEST(test_bias) {
+    int rows = 33, cols = 17;
+    float *Y = randf((size_t)rows * cols, -1, 1), *b = randf(cols, -1, 1);
+    float *Y0 = mem_alloc(MEM_DATA, (size_t)rows * cols * sizeof(float));
+    memcpy(Y0, Y, (size_t)rows * cols * sizeof(float));
+    bias_add(Y, b, rows, cols);
+    for (int i = 0; i < rows * cols; i++) ck_assert_float_eq(Y[i], Y0[i] + b[i % cols]);
+    float *db = randf(cols, -1, 1), *db0 = mem_alloc(MEM_DATA, cols * sizeof(float));
+    memcpy(db0, db, cols * sizeof(float));
+    bias_grad(db, Y0, rows, cols);
+    for (int c = 0; c < cols; c++) {
+        double ref = db0[c], mag = fabs(db0[c]);
+        for (int r = 0; r < rows; r++) { ref += Y0[(size_t)r * cols + c]; mag += fabs(Y0[(size_t)r * cols + c]); }
+        ck_assert_double_le(fabs(db[c] - ref), (rows + 1) * 6e-8 * mag);
+    }
+    mem_free(Y); mem_free(Y0); mem_free(b); mem_free(db); mem_free(db0);
+}
+END_TEST
+
+START_TEST(test_relu) {
+    size_t n = 1001;
+    float *x = randf(n, -1, 1), *y = mem_alloc(MEM_DATA, n * sizeof(float));
+    float *dy = randf(n, -1, 1), *dx = mem_alloc(MEM_DATA, n * sizeof(float));
+    x[0] = 0.0f;  // the kink: ReLU'(0) = 0, as PyTorch
+    relu_forward(y, x, n);
+    relu_backward(dx, dy, y, n);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_float_eq(y[i], x[i] > 0 ? x[i] : 0.0f);
+        ck_assert_float_eq(dx[i], x[i] > 0 ? dy[i] : 0.0f);
+    }
+    relu_forward(x, x, n);  // in place
+    for (size_t i = 0; i < n; i++) ck_assert_float_eq(x[i], y[i]);
+    mem_free(x); mem_free(y); mem_free(dy); mem_free(dx);
+}
+END_TEST
+
+START_TEST(test_one_hot) {
+    int rows = 7, T = 3, V = 27;
+    uint8_t ctx[21];
+    for (int i = 0; i < rows * T; i++) ctx[i] = (uint8_t)rng_below(&rng, V);
+    float *X = randf((size_t)rows * T * V, 5, 6);  // junk the kernel must overwrite
+    one_hot(X, ctx, rows, T, V);
+    for (int r = 0; r < rows; r++)
+        for (int t = 0; t < T; t++)
+            for (int v = 0; v < V; v++)
+                ck_assert_float_eq(X[(size_t)r * T * V + t * V + v], ctx[r * T + t] == v ? 1.0f : 0.0f);
+    mem_free(X);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// softmax cross-entropy
+
+static double xent_ref(const float *z, int t, int C, double *grad) {
+    double mx = z[0], sum = 0;
+    for (int c = 1; c < C; c++) mx = fmax(mx, z[c]);
+    for (int c = 0; c < C; c++) sum += exp(z[c] - mx);
+    for (int c = 0; c < C && grad; c++) grad[c] = exp(z[c] - mx) / sum - (c == t);
+    return log(sum) - (z[t] - mx);
+}
+
+START_TEST(test_softmax_xent) {
+    int rows = 13, C = 27;
+    float *z = randf((size_t)rows * C, -8, 8), *d = mem_alloc(MEM_DATA, (size_t)rows * C * sizeof(float));
+    int t[13];
+    for (int r = 0; r < rows; r++) t[r] = (int)rng_below(&rng, C);
+    float gs = 1.0f / 384.0f;
+    double loss = softmax_xent(z, t, d, rows, C, gs), ref = 0;
+    for (int r = 0; r < rows; r++) {
+        double g[27];
+        ref += xent_ref(z + r * C, t[r], C, g);
+        for (int c = 0; c < C; c++) ck_assert_double_le(fabs(d[r * C + c] - g[c] * gs), 1e-7 * gs);
+        // The analytic gradient against central differences of the double reference.
+        for (int c = 0; c < C; c += 5) {
+            float zz[27];
+            memcpy(zz, z + r * C, sizeof zz);
+            double h = 1e-3;
+            zz[c] = (float)(z[r * C + c] + h);
+            double up = xent_ref(zz, t[r], C, NULL);
+            zz[c] = (float)(z[r * C + c] - h);
+            double dn = xent_ref(zz, t[r], C, NULL);
+            double step = (double)(float)(z[r * C + c] + h) - (double)(float)(z[r * C + c] - h);
+            ck_assert_double_le(fabs((up - dn) / step - d[r * C + c] / gs), 1e-5);
+        }
+    }
+    ck_assert_double_le(fabs(loss - ref), 1e-12 * ref);
+    ck_assert_double_le(fabs(softmax_xent(z, t, NULL, rows, C, gs) - loss), 0.0);
+    float p[27];
+    softmax_row(p, z, C);
+    double s = 0;
+    for (int c = 0; c < C; c++) s += p[c];
+    ck_assert_double_le(fabs(s - 1.0), 1e-6);
+    mem_free(z); mem_free(d);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// Adam
+
+START_TEST(test_adam_steps) {
+    // Several steps with bias correction and weight decay, against the formula in
+    // double; the moments must really move (a classic bug assigns them to temporaries).
+    size_t n = 257;
+    AdamHyper h = { 3e-3f, 0.9f, 0.999f, 1e-8f, 0.1f };
+    float *p = randf(n, -1, 1), *m = mem_alloc(MEM_DATA, n * 4), *v = mem_alloc(MEM_DATA, n * 4);
+    double rp[257], rm[257], rv[257];
+    for (long step = 1; step <= 5; step++) {
+        float *g = randf(n, -1, 1);
+        if (step == 3) g[0] = 0.0f;
+        for (size_t i = 0; i < n; i++) { rp[i] = p[i]; rm[i] = m[i]; rv[i] = v[i]; }
+        adam_update(p, g, m, v, n, &h, step);
+        for (size_t i = 0; i < n; i++) {
+            // Each step from the kernel's own previous state, so rounding does not
+            // compound into the comparison. Bounds scale with the terms combined (a few float32 ulps of each), not
+            // with the result, which can cancel to near zero.
+            double m_terms = h.beta1 * fabs(rm[i]) + (1.0 - h.beta1) * fabs(g[i]);
+            double v_terms = h.beta2 * rv[i] + (1.0 - h.beta2) * (double)g[i] * g[i];
+            double p_terms = fabs(rp[i]) + 10.0 * h.lr;
+            rp[i] *= 1.0 - (double)h.lr * h.weight_decay;
+            rm[i] = h.beta1 * rm[i] + (1.0 - h.beta1) * g[i];
+            rv[i] = h.beta2 * rv[i] + (1.0 - h.beta2) * (double)g[i] * g[i];
+            double mhat = rm[i] / (1.0 - pow(h.beta1, step)), vhat = rv[i] / (1.0 - pow(h.beta2, step));
+            rp[i] -= h.lr * mhat / (sqrt(vhat) + h.eps);
+            ck_assert_double_le(fabs(m[i] - rm[i]), 1e-6 * m_terms);
+            ck_assert_double_le(fabs(v[i] - rv[i]), 1e-6 * v_terms);
+            ck_assert_double_le(fabs(p[i] - rp[i]), 1e-6 * p_terms);
+            if (g[i] != 0.0f) ck_assert(m[i] != 0.0f && v[i] != 0.0f);
+        }
+        mem_free(g);
+    }
+    mem_free(p); mem_free(m); mem_free(v);
+}
+END_TEST
+
+START_TEST(test_adam_first_step_is_lr) {
+    // Bias correction makes the first step lr * sign(g) whatever the gradient's scale.
+    AdamHyper h = { 1e-2f, 0.9f, 0.999f, 1e-12f, 0.0f };
+    float p[3] = { 0, 0, 0 }, g[3] = { 1e-3f, -5.0f, 2.0f }, m[3] = { 0 }, v[3] = { 0 };
+    adam_update(p, g, m, v, 3, &h, 1);
+    ck_assert_float_eq_tol(p[0], -1e-2f, 1e-7f);
+    ck_assert_float_eq_tol(p[1], 1e-2f, 1e-7f);
+    ck_assert_float_eq_tol(p[2], -1e-2f, 1e-7f);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// norms and elementwise
+
+START_TEST(test_norm_and_clip) {
+    size_t n = 1003;
+    float *x = randf(n, -2, 2);
+    double ref = 0;
+    for (size_t i = 0; i < n; i++) ref += (double)x[i] * x[i];
+    ck_assert_double_le(fabs(sum_squares(x, n) - ref), 1e-12 * ref);
+    ck_assert_float_eq(clip_factor(0.5, 1.0f), 1.0f);
+    ck_assert_double_le(fabs(clip_factor(4.0, 1.0f) - 1.0 / (4.0 + 1e-6)), 1e-7);
+    mem_free(x);
+}
+END_TEST
+
+START_TEST(test_elementwise) {
+    size_t n = 37;
+    float *x = randf(n, -1, 1), *y = randf(n, -1, 1), y0[37], x0[37];
+    memcpy(y0, y, sizeof y0);
+    memcpy(x0, x, sizeof x0);
+    axpy(y, 0.5f, x, n);
+    for (size_t i = 0; i < n; i++) ck_assert_float_eq(y[i], y0[i] + 0.5f * x[i]);
+    scale(x, -3.0f, n);
+    for (size_t i = 0; i < n; i++) ck_assert_float_eq(x[i], -3.0f * x0[i]);
+    fill(x, 7.0f, n);
+    for (size_t i = 0; i < n; i++) ck_assert_float_eq(x[i], 7.0f);
+    ck_assert_int_eq(all_finite(x, n), 1);
+    x[n - 1] = INFINITY;
+    ck_assert_int_eq(all_finite(x, n), 0);
+    x[n - 1] = NAN;
+    ck_assert_int_eq(all_finite(x, n), 0);
+    mem_free(x); mem_free(y);
+}
+END_TEST
+
+START_TEST(test_rng_portable) {
+    // Fixed outputs: the same numbers on every machine, or inits would differ.
+    ck_assert_uint_eq(rng_hash(1337, 0, 0), rng_hash(1337, 0, 0));
+    ck_assert_uint_ne(rng_hash(1337, 0, 0), rng_hash(1337, 0, 1));
+    ck_assert_uint_ne(rng_hash(1337, 0, 0), rng_hash(1337, 1, 0));
+    Rng r = rng_stream(7, 3);
+    double mean = 0;
+    for (int i = 0; i < 100000; i++) {
+        float u = rng_uniform(&r);
+        ck_assert(u >= 0.0f && u < 1.0f);
+        mean += u;
+    }
+    ck_assert_double_le(fabs(mean / 100000 - 0.5), 0.005);  // 5 sigma
+    for (int i = 0; i < 1000; i++) ck_assert_uint_lt(rng_below(&r, 3), 3);
+}
+END_TEST
+
+static Suite *suite(void) {
+    rng = rng_stream(42, 0);
+    Suite *s = suite_create("kernels");
+    TCase *tc = tcase_create("cpu");
+    tcase_add_test(tc, test_matmul_shapes);
+    tcase_add_test(tc, test_bias);
+    tcase_add_test(tc, test_relu);
+    tcase_add_test(tc, test_one_hot);
+    tcase_add_test(tc, test_softmax_xent);
+    tcase_add_test(tc, test_adam_steps);
+    tcase_add_test(tc, test_adam_first_step_is_lr);
+    tcase_add_test(tc, test_norm_and_clip);
+    tcase_add_test(tc, test_elementwise);
+    tcase_add_test(tc, test_rng_portable);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN("test_kernels", suite)

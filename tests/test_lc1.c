@@ -1,0 +1,152 @@
+// test_lc1: grades lc1_distributed_adam at whatever N the runner launches it
+// with (1-4): it follows lc0's loss curve and ends with lc0's params, replicas
+// stay identical, model state is 16Ψ, and communication is one all-reduce of Ψ
+// per step, 2(N-1)/N x 4Ψ bytes per rank, exactly.
+#include "check_mpi.h"
+
+#include "../lc1_distributed_adam/distributed_adam.c"
+#include "ref.h"
+
+// Tolerances. Ranks sum gradients in another order than lc0 does, so results
+// differ by float32 rounding (~6e-8 per operation), which 30 Adam steps amplify:
+// measured at N = 2..4, accum 1 and 3, the worst was 7e-7 (params, relative L2)
+// and 1.2e-8 (loss). The bounds leave a 10x margin and still catch any real
+// error (a missing or doubled gradient share moves params by ~lr = 3e-3 per step).
+#define PARAM_TOL 1e-5
+#define LOSS_TOL 1e-6
+
+static RefRun runs[REF_MAX];
+static int nruns;
+
+static Args args_for(const RefRun *r) {
+    Args a;
+    char err[512];
+    if (args_parse(&a, r->argc, (char **)r->argv, OPTIONS, rt.world, err, sizeof err) != ARGS_OK)
+        fatal("%s: %s", r->name, err);
+    return a;
+}
+
+// Relative L2 distance of this rank's params from lc0's final model.
+static double distance_to_reference(const Model *m, const char *path) {
+    Ckpt c;
+    const char *err = ckpt_open(&c, path);
+    if (err) fatal("%s", err);
+    float *ref = mem_alloc(MEM_DATA, m->numel * sizeof(float));
+    for (int l = 0; l < m->nlayers && !err; l++)
+        for (int w = 1; w >= 0 && !err; w--) {
+            CkptTensor t;
+            tensor_spec(m, l, w, &t);
+            size_t n = w ? (size_t)t.shape[0] * t.shape[1] : (size_t)t.shape[0];
+            float *dst = w ? weight(m, ref, l) : bias(m, ref, l);
+            err = ckpt_read(&c, t.name, t.ndim, t.shape, 0, n, dst);
+        }
+    ckpt_close(&c);
+    if (err) fatal("%s", err);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < m->numel; i++) {
+        double d = (double)m->params[i] - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+    }
+    mem_free(ref);
+    return sqrt(num / den);
+}
+
+// ----------------------------------------------------------------------------
+// against lc0
+
+START_TEST(test_follows_lc0) {
+    for (int k = 0; k < nruns; k++) {
+        const RefRun *r = &runs[k];
+        Args a = args_for(r);
+        Trainer t;
+        trainer_setup(&t, &a);
+        double worst = 0;
+        for (long s = 0; s < a.steps; s++) {
+            double loss = train_step(&t, s);
+            worst = fmax(worst, fabs(loss - r->loss[s]) / r->loss[s]);
+        }
+        CK_ALL(r->steps == a.steps, "%s: reference has %ld steps, run has %ld", r->name, r->steps, a.steps);
+        CK_ALL(worst <= LOSS_TOL, "%s at N=%d: loss differs from lc0 by %.2e (relative)", r->name,
+               rt.world, worst);
+        double dist = distance_to_reference(&t.model, r->model);
+        CK_ALL(dist <= PARAM_TOL, "%s at N=%d: params differ from lc0 by %.2e (relative L2)", r->name,
+               rt.world, dist);
+        // Every replica is the same model, bit for bit.
+        double lo[1] = { 0 }, hi[1] = { 0 };
+        for (size_t i = 0; i < t.model.numel; i += 1) lo[0] += t.model.params[i] * (double)(i % 97 + 1);
+        hi[0] = -lo[0];
+        comm_metric_max(lo, 1);
+        comm_metric_max(hi, 1);
+        CK_ALL(lo[0] == -hi[0], "%s: replicas diverged", r->name);
+        trainer_teardown(&t);
+    }
+}
+END_TEST
+
+START_TEST(test_clipping_engaged) {
+    // The clip run must differ from the plain one, or it tests nothing.
+    CK_ALL(nruns >= 2 && runs[1].loss[runs[1].steps - 1] != runs[0].loss[runs[0].steps - 1],
+           "reference runs do not differ");
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// memory and communication against the formulas
+
+START_TEST(test_model_state_and_comm_exact) {
+    const char *sizes[][2] = { { "64", "3" }, { "37", "2" } };  // 37: nothing divides by 3
+    for (int z = 0; z < 2; z++) {
+        for (int accum = 1; accum <= 3; accum += 2) {
+            char acc[8];
+            snprintf(acc, sizeof acc, "%d", accum);
+            char *argv[] = { "t", "--hidden", (char *)sizes[z][0], "--layers", (char *)sizes[z][1],
+                             "--batch", "252", "--steps", "4", "--accum", acc, "--sample", "0",
+                             "--log-every", "0" };
+            Args a;
+            char err[512];
+            if (args_parse(&a, 15, argv, OPTIONS, rt.world, err, sizeof err) != ARGS_OK) fatal("%s", err);
+            MemStats before = mem_stats();
+            Trainer t;
+            trainer_setup(&t, &a);
+            train(&t);
+            MemStats s = mem_stats();
+            uint64_t psi = t.model.numel, N = (uint64_t)rt.world, steps = (uint64_t)a.steps;
+            CK_ALL(mem_model_state_bytes(&s) - mem_model_state_bytes(&before) == 16 * psi,
+                   "model state is not 16Ψ");
+            const CommCount *ar = &t.comm.kind[COLL_ALL_REDUCE];
+            // One all-reduce per step, whatever accum: communication after the last micro-batch.
+            CK_ALL(ar->calls == steps, "%llu all-reduces in %llu steps (accum %d)",
+                   (unsigned long long)ar->calls, (unsigned long long)steps, accum);
+            CK_ALL(ar->payload == steps * 4 * psi, "all-reduce payload is not 4Ψ per step");
+            CK_ALL(ar->sent_xn == steps * 2 * (N - 1) * 4 * psi, "sent bytes are not 2(N-1)/N x 4Ψ");
+            uint64_t others = 0;
+            for (int k = 0; k < COLL_NKIND; k++) others += k == COLL_ALL_REDUCE ? 0 : t.comm.kind[k].calls;
+            CK_ALL(others == 0, "collectives other than all-reduce during training");
+            double per_step = comm_total_sent_bytes(&t.comm) / (double)steps;
+            CK_ALL(fabs(per_step - comm_theory(&t.model)) <= 1e-9 * per_step + 1e-9,
+                   "stage's theory %.1f != measured %.1f", comm_theory(&t.model), per_step);
+            trainer_teardown(&t);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_no_leaks) {
+    CK_ALL(mem_live_count() == 0, "%zu allocations still live", mem_live_count());
+}
+END_TEST
+
+static Suite *suite(void) {
+    nruns = ref_load(runs);
+    Suite *s = suite_create("lc1_distributed_adam");
+    TCase *tc = tcase_create("grading");
+    tcase_add_test(tc, test_follows_lc0);
+    tcase_add_test(tc, test_clipping_engaged);
+    tcase_add_test(tc, test_model_state_and_comm_exact);
+    tcase_add_test(tc, test_no_leaks);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN("test_lc1", suite)

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Installs the Debian packages the course needs, only those missing.
+# As root it runs apt-get itself; otherwise it prints the exact command and
+# fails, so `make` stops before a confusing compile error.
+set -eu
+
+PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev pkg-config wamerican"
+
+missing=""
+for p in $PKGS; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing Debian packages:$missing" >&2
+  echo "run as root:  apt-get update && $cmd" >&2
+  exit 1
+fi
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
