@@ -8,7 +8,7 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 export CK_FORK=no
 if [ "${SANITIZE:-0}" = 1 ]; then
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=23"
+  export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:exitcode=23"
   export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 fi

@@ -8,7 +8,7 @@
 
 // A small model, so the tests run in seconds on a laptop.
 static Args small_args(const char *extra1, const char *extra2) {
-    char *argv[16] = { "test", "--context", "2", "--hidden", "6", "--layers", "2", "--batch", "5",
+    char *argv[20] = { "test", "--context", "2", "--hidden", "6", "--layers", "2", "--batch", "5",
                        "--steps", "3", "--sample", "0", "--log-every", "0" };
     int argc = 15;
     if (extra1) argv[argc++] = (char *)extra1;
