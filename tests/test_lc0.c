@@ -6,24 +6,21 @@
 
 #include "../lc0_adam/adam.c"
 
-// A small model, so the tests run in seconds on a laptop.
-static Args small_args(const char *extra1, const char *extra2) {
-    char *argv[20] = { "test", "--context", "2", "--hidden", "6", "--layers", "2", "--batch", "5",
-                       "--steps", "3", "--sample", "0", "--log-every", "0" };
-    int argc = 15;
-    if (extra1) argv[argc++] = (char *)extra1;
-    if (extra2) argv[argc++] = (char *)extra2;
+static Args args_of(int argc, char **argv) {
     Args a;
     char err[512];
     if (args_parse(&a, argc, argv, OPTIONS, 1, err, sizeof err) != ARGS_OK) fatal("%s", err);
     return a;
 }
 
-static Args args_of(int argc, char **argv) {
-    Args a;
-    char err[512];
-    if (args_parse(&a, argc, argv, OPTIONS, 1, err, sizeof err) != ARGS_OK) fatal("%s", err);
-    return a;
+// A small model, so the tests run in seconds on a laptop; up to two more options.
+static Args small_args(const char *extra1, const char *extra2) {
+    char *argv[20] = { "test", "--context", "2", "--hidden", "6", "--layers", "2", "--batch", "5",
+                       "--steps", "3", "--sample", "0", "--log-every", "0" };
+    int argc = 15;
+    if (extra1) argv[argc++] = (char *)extra1;
+    if (extra2) argv[argc++] = (char *)extra2;
+    return args_of(argc, argv);
 }
 
 // ----------------------------------------------------------------------------
