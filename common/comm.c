@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #define QCAP 1024
@@ -91,7 +92,14 @@ int comm_use(const char *name) {
     return 0;
 }
 
-const char *comm_backends(void) { return "mpi"; }
+const char *comm_backends(void) {
+    static char names[64];
+    names[0] = '\0';
+    for (size_t i = 0; i < NBACKENDS; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? " " : "",
+                 backends[i]->name);
+    return names;
+}
 
 // ----------------------------------------------------------------------------
 // accounting

@@ -25,11 +25,9 @@ static inline int run_suite(Suite *s) {
     srunner_run_all(sr, rt.rank == 0 ? CK_NORMAL : CK_SILENT);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    int agreed = failed;  // a rank-local failure still fails the whole run
-    double f = failed;
-    comm_metric_max(&f, 1);
-    agreed = (int)f;
-    return agreed;
+    double worst = failed;  // a rank-local failure still fails the whole run
+    comm_metric_max(&worst, 1);
+    return (int)worst;
 }
 
 // main() of a test program: init MPI, run the suite, exit 0 only if all passed.
