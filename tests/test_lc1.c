@@ -18,11 +18,12 @@
 static RefRun runs[REF_MAX];
 static int nruns;
 
-static Args args_for(const RefRun *r) {
+// Options for a run; `what` names it if they do not parse.
+static Args args_of(const char *what, int argc, char **argv) {
     Args a;
     char err[512];
-    if (args_parse(&a, r->argc, (char **)r->argv, OPTIONS, rt.world, err, sizeof err) != ARGS_OK)
-        fatal("%s: %s", r->name, err);
+    if (args_parse(&a, argc, argv, OPTIONS, rt.world, err, sizeof err) != ARGS_OK)
+        fatal("%s: %s", what, err);
     return a;
 }
 
@@ -58,7 +59,7 @@ static double distance_to_reference(const Model *m, const char *path) {
 START_TEST(test_follows_lc0) {
     for (int k = 0; k < nruns; k++) {
         const RefRun *r = &runs[k];
-        Args a = args_for(r);
+        Args a = args_of(r->name, r->argc, (char **)r->argv);
         Trainer t;
         trainer_setup(&t, &a);
         double worst = 0;
@@ -74,7 +75,7 @@ START_TEST(test_follows_lc0) {
                rt.world, dist);
         // Every replica is the same model, bit for bit.
         double lo[1] = { 0 }, hi[1] = { 0 };
-        for (size_t i = 0; i < t.model.numel; i += 1) lo[0] += t.model.params[i] * (double)(i % 97 + 1);
+        for (size_t i = 0; i < t.model.numel; i++) lo[0] += t.model.params[i] * (double)(i % 97 + 1);
         hi[0] = -lo[0];
         comm_metric_max(lo, 1);
         comm_metric_max(hi, 1);
@@ -103,9 +104,7 @@ START_TEST(test_model_state_and_comm_exact) {
             char *argv[] = { "t", "--hidden", (char *)sizes[z][0], "--layers", (char *)sizes[z][1],
                              "--batch", "252", "--steps", "4", "--accum", acc, "--sample", "0",
                              "--log-every", "0" };
-            Args a;
-            char err[512];
-            if (args_parse(&a, 15, argv, OPTIONS, rt.world, err, sizeof err) != ARGS_OK) fatal("%s", err);
+            Args a = args_of("exact-bytes run", 15, argv);
             MemStats before = mem_stats();
             Trainer t;
             trainer_setup(&t, &a);
