@@ -21,10 +21,10 @@ CFLAGS  += -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 
 COMMON   = rt args mem comm comm_mpi kernels_cpu data ckpt rng
-STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam
+STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1
 STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
 UNIT_TESTS  = test_kernels test_mem test_args test_data test_ckpt
-MULTI_TESTS = test_comm test_lc1
+MULTI_TESTS = test_comm test_lc1 test_lc2
 STAGE_TESTS = test_lc0
 TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) abort_one_rank)
 
@@ -61,7 +61,7 @@ endef
 $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
 
 # A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
-$(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
+$(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h tests/grading.h $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
 
@@ -88,6 +88,8 @@ sanitize: deps
 
 diff-lc1:
 	@diff -u lc0_adam/adam.c lc1_distributed_adam/distributed_adam.c || true
+diff-lc2:
+	@diff -u lc1_distributed_adam/distributed_adam.c lc2_zero1/zero1.c || true
 
 clean:
 	rm -rf $(BUILD) build

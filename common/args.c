@@ -45,6 +45,10 @@ static const Opt opts[] = {
     { "loss-log", T_STR, F(loss_log), NULL, 0, 0, NULL, "write every step's loss here (text: step loss)" },
     { "device", T_CHOICE, F(device), "cpu", 0, 0, "cpu cuda", "where to compute" },
     { "comm", T_CHOICE, F(comm), "mpi", 0, 0, "mpi", "collectives backend" },
+    { "grad-sync", T_CHOICE, F(grad_sync), "reduce_scatter", 0, 0, "reduce_scatter allreduce",
+      "how sharded stages sum gradients" },
+    { "bucket-mb", T_FLOAT, F(bucket_mb), "0", 0, 1e6, NULL,
+      "MiB of consecutive layers per reduce-scatter; 0 = one layer each" },
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
 

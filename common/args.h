@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 typedef struct {
-    const char *data, *init, *save_model, *loss_log, *device, *comm;
+    const char *data, *init, *save_model, *loss_log, *device, *comm, *grad_sync;
     int context, hidden, layers, batch, accum, log_every, sample;
     long steps;
-    float lr, beta1, beta2, eps, weight_decay, clip;
+    float lr, beta1, beta2, eps, weight_decay, clip, bucket_mb;
     uint64_t seed;
 } Args;
 

@@ -175,8 +175,9 @@ CommReq comm_all_reduce_async(void *buf, size_t count, DType dt, RedOp op) {
 CommReq comm_reduce_scatter_async(const void *send, void *recv, size_t recvcount, DType dt) {
     size_t esz = dtype_size(dt);
     const char *s = send, *r = recv;
-    if (r < s + (size_t)rt.world * recvcount * esz && s < r + recvcount * esz)
-        fatal("comm_reduce_scatter: send and recv buffers overlap");
+    int inplace = r == s + (size_t)rt.rank * recvcount * esz;
+    if (!inplace && r < s + (size_t)rt.world * recvcount * esz && s < r + recvcount * esz)
+        fatal("comm_reduce_scatter: send and recv overlap (in place means recv = send + rank*recvcount)");
     return enqueue(OP(.kind = COLL_REDUCE_SCATTER, .send = send, .recv = recv,
                       .count = recvcount, .dt = dt, .op = OP_SUM), 0);
 }

@@ -45,7 +45,8 @@ const char *coll_name(CollKind k);
 // In place: buf holds count elements on every rank.
 void comm_all_reduce(void *buf, size_t count, DType dt, RedOp op);
 // send holds N*recvcount elements; recv gets this rank's reduced slice (sum).
-// send and recv must not overlap.
+// In place when recv == send + rank*recvcount (the slice lands in its own slot,
+// the rest of send is left undefined); otherwise send and recv must not overlap.
 void comm_reduce_scatter(const void *send, void *recv, size_t recvcount, DType dt);
 // recv gets N*sendcount elements; in place when send == recv + rank*sendcount.
 void comm_all_gather(const void *send, void *recv, size_t sendcount, DType dt);

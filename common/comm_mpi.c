@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <string.h>
 
 static MPI_Datatype mpi_type(DType dt) {
     switch (dt) {
@@ -27,6 +28,11 @@ static int mpi_count(size_t n) {
     return (int)n;
 }
 
+// Where a reduce-scatter's own slice sits inside its send buffer.
+static const void *inplace_rs(const CommOp *o) {
+    return (const char *)o->send + (size_t)rt.rank * o->count * dtype_size(o->dt);
+}
+
 static void run(const CommOp *o) {
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Datatype t = mpi_type(o->dt);
@@ -37,7 +43,13 @@ static void run(const CommOp *o) {
         CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, o->recv, n, t, mpi_op(o->op), w));
         break;
     case COLL_REDUCE_SCATTER:
-        CHECK_MPI(MPI_Reduce_scatter_block(o->send, o->recv, n, t, MPI_SUM, w));
+        if (o->recv == inplace_rs(o)) {
+            // MPI's in-place form leaves the result at the start of the buffer.
+            CHECK_MPI(MPI_Reduce_scatter_block(MPI_IN_PLACE, (void *)o->send, n, t, MPI_SUM, w));
+            if (rt.rank) memmove(o->recv, o->send, o->count * dtype_size(o->dt));
+        } else {
+            CHECK_MPI(MPI_Reduce_scatter_block(o->send, o->recv, n, t, MPI_SUM, w));
+        }
         break;
     case COLL_ALL_GATHER:
         CHECK_MPI(MPI_Allgather(o->send == inplace ? MPI_IN_PLACE : o->send, n, t,

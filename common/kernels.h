@@ -41,6 +41,8 @@ double sum_squares(const float *x, size_t n);
 // The factor clip_grad_norm_ multiplies gradients by: min(1, max_norm/(norm+1e-6)).
 float clip_factor(double norm, float max_norm);
 void fill(float *x, float v, size_t n);
+// dst = src (n floats; the ranges must not overlap)
+void copy(float *dst, const float *src, size_t n);
 // x *= a
 void scale(float *x, float a, size_t n);
 // y += a x

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void kernels_init(void) {
     if (!getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(1);
@@ -114,6 +115,7 @@ float clip_factor(double norm, float max_norm) {
 // elementwise
 
 void fill(float *x, float v, size_t n) { for (size_t i = 0; i < n; i++) x[i] = v; }
+void copy(float *dst, const float *src, size_t n) { if (n) memcpy(dst, src, n * sizeof *dst); }
 void scale(float *x, float a, size_t n) { for (size_t i = 0; i < n; i++) x[i] *= a; }
 void axpy(float *y, float a, const float *x, size_t n) { for (size_t i = 0; i < n; i++) y[i] += a * x[i]; }
 

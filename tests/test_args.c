@@ -8,7 +8,7 @@
 #include "../common/args.h"
 
 #define ALL "data context hidden layers batch accum steps lr beta1 beta2 eps weight-decay " \
-            "clip seed log-every sample init save-model loss-log device comm"
+            "clip seed log-every sample init save-model loss-log device comm grad-sync bucket-mb"
 
 static int parse(Args *a, int world, char *err, const char *accepted, ...) {
     char *argv[32] = { "prog" };
@@ -30,6 +30,8 @@ START_TEST(test_defaults_and_values) {
     ck_assert_int_eq(a.accum, 1);
     ck_assert_float_eq(a.clip, 0.0f);
     ck_assert_str_eq(a.device, "cpu");
+    ck_assert_str_eq(a.grad_sync, "reduce_scatter");
+    ck_assert_float_eq(a.bucket_mb, 0.0f);
     ck_assert_ptr_null(a.init);
     ck_assert_int_eq(parse(&a, 4, err, ALL, "--hidden", "17", "--lr=0.5", "--seed", "18446744073709551",
                            "--steps", "12", "--comm", "mpi", "--save-model", "x.st", NULL), ARGS_OK);
@@ -38,6 +40,9 @@ START_TEST(test_defaults_and_values) {
     ck_assert_uint_eq(a.seed, 18446744073709551ull);
     ck_assert_int_eq(a.steps, 12);
     ck_assert_str_eq(a.save_model, "x.st");
+    ck_assert_int_eq(parse(&a, 2, err, ALL, "--grad-sync", "allreduce", "--bucket-mb", "0.25", NULL), ARGS_OK);
+    ck_assert_str_eq(a.grad_sync, "allreduce");
+    ck_assert_float_eq(a.bucket_mb, 0.25f);
     ck_assert_int_eq(parse(&a, 1, err, ALL, "--help", NULL), ARGS_HELP);
 }
 END_TEST
@@ -60,6 +65,8 @@ START_TEST(test_bad_input) {
         { { "--seed", "-3" }, 1, ALL, "--seed -3" },
         { { "--comm", "pigeon" }, 1, ALL, "--comm pigeon: expected one of" },
         { { "--device", "tpu" }, 1, ALL, "--device tpu" },
+        { { "--grad-sync", "gossip" }, 1, ALL, "--grad-sync gossip: expected one of: reduce_scatter allreduce" },
+        { { "--bucket-mb", "-1" }, 1, ALL, "--bucket-mb -1" },
         { { "--comm", "mpi" }, 1, "data steps", "option --comm is not used by this stage" },
         { { "--batch", "384" }, 5, ALL, "--batch 384: must be divisible by ranks x accum = 5 x 1" },
         { { "--batch", "12", "--accum", "5" }, 1, ALL, "must be divisible" },

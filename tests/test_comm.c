@@ -69,6 +69,10 @@ START_TEST(test_reduce_scatter) {
         CommStats after = comm_stats();
         int ok = 1;
         for (size_t i = 0; i < per; i++) ok &= y[i] == (float)sum_over_ranks(rt.rank * per + i);
+        // In place: the reduced slice lands in this rank's own slot of the input.
+        float *own = x + rt.rank * per;
+        comm_reduce_scatter(x, own, per, DT_F32);
+        for (size_t i = 0; i < per; i++) ok &= own[i] == y[i];
         CK_ALL(ok, "reduce_scatter of %zu per rank wrong", per);
         const CommCount *a = &after.kind[COLL_REDUCE_SCATTER], *b = &before.kind[COLL_REDUCE_SCATTER];
         CK_ALL(a->calls - b->calls == 1 && a->payload - b->payload == 4 * n &&

@@ -226,6 +226,9 @@ START_TEST(test_elementwise) {
     for (size_t i = 0; i < n; i++) ck_assert_float_eq(y[i], y0[i] + 0.5f * x[i]);
     scale(x, -3.0f, n);
     for (size_t i = 0; i < n; i++) ck_assert_float_eq(x[i], -3.0f * x0[i]);
+    copy(y, x, n - 1);
+    for (size_t i = 0; i < n - 1; i++) ck_assert_float_eq(y[i], x[i]);
+    ck_assert_float_eq(y[n - 1], y0[n - 1] + 0.5f * x0[n - 1]);  // one past the end untouched
     fill(x, 7.0f, n);
     for (size_t i = 0; i < n; i++) ck_assert_float_eq(x[i], 7.0f);
     ck_assert_int_eq(all_finite(x, n), 1);

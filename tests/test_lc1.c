@@ -5,7 +5,7 @@
 #include "check_mpi.h"
 
 #include "../lc1_distributed_adam/distributed_adam.c"
-#include "ref.h"
+#include "grading.h"
 
 // Tolerances. Ranks sum gradients in another order than lc0 does, so results
 // differ by float32 rounding (~6e-8 per operation), which 30 Adam steps amplify:
@@ -18,71 +18,12 @@
 static RefRun runs[REF_MAX];
 static int nruns;
 
-// Options for a run; `what` names it if they do not parse.
-static Args args_of(const char *what, int argc, char **argv) {
-    Args a;
-    char err[512];
-    if (args_parse(&a, argc, argv, OPTIONS, rt.world, err, sizeof err) != ARGS_OK)
-        fatal("%s: %s", what, err);
-    return a;
-}
-
-// Relative L2 distance of this rank's params from lc0's final model.
-static double distance_to_reference(const Model *m, const char *path) {
-    Ckpt c;
-    const char *err = ckpt_open(&c, path);
-    if (err) fatal("%s", err);
-    float *ref = mem_alloc(MEM_DATA, m->numel * sizeof(float));
-    for (int l = 0; l < m->nlayers && !err; l++)
-        for (int w = 1; w >= 0 && !err; w--) {
-            CkptTensor t;
-            tensor_spec(m, l, w, &t);
-            size_t n = w ? (size_t)t.shape[0] * t.shape[1] : (size_t)t.shape[0];
-            float *dst = w ? weight(m, ref, l) : bias(m, ref, l);
-            err = ckpt_read(&c, t.name, t.ndim, t.shape, 0, n, dst);
-        }
-    ckpt_close(&c);
-    if (err) fatal("%s", err);
-    double num = 0, den = 0;
-    for (size_t i = 0; i < m->numel; i++) {
-        double d = (double)m->params[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    mem_free(ref);
-    return sqrt(num / den);
-}
+static void full_params(Trainer *t, float *dst) { copy(dst, t->model.params, t->model.numel); }
 
 // ----------------------------------------------------------------------------
 // against lc0
 
-START_TEST(test_follows_lc0) {
-    for (int k = 0; k < nruns; k++) {
-        const RefRun *r = &runs[k];
-        Args a = args_of(r->name, r->argc, (char **)r->argv);
-        Trainer t;
-        trainer_setup(&t, &a);
-        double worst = 0;
-        for (long s = 0; s < a.steps; s++) {
-            double loss = train_step(&t, s);
-            worst = fmax(worst, fabs(loss - r->loss[s]) / r->loss[s]);
-        }
-        CK_ALL(r->steps == a.steps, "%s: reference has %ld steps, run has %ld", r->name, r->steps, a.steps);
-        CK_ALL(worst <= LOSS_TOL, "%s at N=%d: loss differs from lc0 by %.2e (relative)", r->name,
-               rt.world, worst);
-        double dist = distance_to_reference(&t.model, r->model);
-        CK_ALL(dist <= PARAM_TOL, "%s at N=%d: params differ from lc0 by %.2e (relative L2)", r->name,
-               rt.world, dist);
-        // Every replica is the same model, bit for bit.
-        double lo[1] = { 0 }, hi[1] = { 0 };
-        for (size_t i = 0; i < t.model.numel; i++) lo[0] += t.model.params[i] * (double)(i % 97 + 1);
-        hi[0] = -lo[0];
-        comm_metric_max(lo, 1);
-        comm_metric_max(hi, 1);
-        CK_ALL(lo[0] == -hi[0], "%s: replicas diverged", r->name);
-        trainer_teardown(&t);
-    }
-}
+START_TEST(test_follows_lc0) { grade_follows_lc0(runs, nruns, "", LOSS_TOL, PARAM_TOL); }
 END_TEST
 
 START_TEST(test_clipping_engaged) {
