@@ -1,0 +1,596 @@
+// lc3_zero2: ZeRO stage 2. As lc2_zero1, and the gradients are sharded too: a
+// rank keeps only its slices, and a layer's full gradient lives only while it is
+// being reduced.
+//
+// The model: T characters of context, each one-hot over 27 symbols ('.', a-z),
+// concatenated into T*27 inputs; L hidden Linear layers with ReLU; a Linear to
+// 27 logits; softmax cross-entropy averaged over the batch. All parameters live
+// in one flat buffer; layer l's segment is its weight [out, in] then its bias.
+//
+// What this stage teaches: in lc2 each rank kept a full gradient buffer (4Ψ)
+// only to reduce-scatter it after backward and keep 1/N of the result. Here a
+// layer's gradient is computed into a fresh buffer (padded to a multiple of N);
+// as soon as backward has produced it, its reduce-scatter is launched
+// asynchronously and runs on the comm thread while backward computes the layers
+// below; when it completes, the buffer is freed. The rank keeps only its
+// gradient slices (4Ψ_pad/N). --bucket-mb groups consecutive small layers into
+// one collective (fewer, larger messages). With --accum K every micro-batch
+// reduce-scatters its gradient and adds it into the slices, since there is no
+// full buffer left to accumulate in: K reduce-scatters per step where lc2 had one.
+// Params are updated by slice and all-gathered as in lc2.
+//
+// Model-state memory per rank: params 4Ψ + grads, m and v 12Ψ_pad/N bytes, plus
+// the full gradients in flight (at most two buckets at a time).
+// Communication per step: K reduce-scatters and one all-gather of Ψ_pad floats:
+// (K+1)(N-1)/N x 4Ψ_pad bytes sent per rank, the same 2(N-1)/N x 4Ψ_pad as lc1
+// and lc2 when K = 1.
+
+#include "../common/args.h"
+#include "../common/ckpt.h"
+#include "../common/comm.h"
+#include "../common/data.h"
+#include "../common/kernels.h"
+#include "../common/mem.h"
+#include "../common/rng.h"
+#include "../common/rt.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STAGE "lc3_zero2"
+#define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
+                "weight-decay clip seed log-every sample init save-model loss-log device comm bucket-mb"
+#define MAX_LAYERS 65
+
+// ----------------------------------------------------------------------------
+// the model
+
+typedef struct {
+    int in, out;
+    size_t off;     // where the layer's segment starts in the flat buffers
+    size_t numel;   // out*in weights then out biases
+    size_t pad;     // numel rounded up to a multiple of N
+    size_t shard;   // pad/N: the length of every rank's slice
+    size_t soff;    // where the layer's slice starts in the shard buffers
+} Layer;
+
+typedef struct {
+    int T, nlayers;             // context length; Linear layers (hidden + output)
+    Layer layer[MAX_LAYERS];
+    size_t numel;               // Ψ
+    size_t shard_numel;         // Ψ_pad/N: the sum of the layers' slices
+    float *params;              // [Ψ]
+    float *grads;               // [Ψ_pad/N]: this rank's slices only
+} Model;
+
+typedef struct {
+    int rows;                   // examples per micro-batch
+    float *act[MAX_LAYERS + 1]; // act[0] the one-hot input, act[l+1] layer l's output
+    float *d[2];                // gradients w.r.t. activations, ping-pong
+    uint8_t *ctx;               // [rows][T] context symbols
+    int *targets;               // [rows]
+} Acts;
+
+typedef struct {
+    AdamHyper h;
+    float *m, *v;               // [Ψ_pad/N] each: this rank's slices only
+    long step;                  // steps taken, for bias correction
+} Adam;
+
+// Consecutive layers whose gradients are reduce-scattered together.
+typedef struct {
+    int lo, hi;                 // layers lo..hi; backward finishes hi first
+    size_t count;               // elements per rank: the sum of the layers' slices
+    float *buf;                 // their full gradients, rank-major, while needed
+    CommReq req;
+} Bucket;
+
+typedef struct {
+    Args a;
+    Model model;
+    Adam opt;
+    Acts acts;
+    Data data;
+    FILE *loss_log;
+    double loss;                // the last step's mean loss over the global batch
+    CommStats comm;             // the communication of the training steps
+    float *stage;               // a padded copy of one segment, for the collectives
+    Bucket bucket[MAX_LAYERS];
+    int nbuckets;
+    Bucket *sending;            // the bucket whose reduce-scatter is in flight
+    double rs_time, rs_hidden;  // seconds of reduce-scatter, and of it under compute
+} Trainer;
+
+void model_build(Model *m, const Args *a) {
+    memset(m, 0, sizeof *m);
+    m->T = a->context;
+    m->nlayers = a->layers + 1;
+    int in = a->context * VOCAB;
+    for (int l = 0; l < m->nlayers; l++) {
+        Layer *L = &m->layer[l];
+        L->in = in;
+        L->out = l == m->nlayers - 1 ? VOCAB : a->hidden;
+        L->off = m->numel;
+        L->numel = (size_t)L->out * L->in + (size_t)L->out;
+        L->pad = (L->numel + rt.world - 1) / rt.world * rt.world;
+        L->shard = L->pad / rt.world;
+        L->soff = m->shard_numel;
+        m->numel += L->numel;
+        m->shard_numel += L->shard;
+        in = L->out;
+    }
+    m->params = mem_alloc(MEM_PARAMS, m->numel * sizeof(float));
+    m->grads = mem_alloc(MEM_GRADS, m->shard_numel * sizeof(float));
+}
+
+float *weight(const Model *m, float *buf, int l) { return buf + m->layer[l].off; }
+float *bias(const Model *m, float *buf, int l) {
+    return buf + m->layer[l].off + (size_t)m->layer[l].out * m->layer[l].in;
+}
+
+// This rank's slice of layer l inside a full buffer, and how many of its
+// elements are real: the last slices of a segment may be partly or wholly
+// padding (a layer smaller than N leaves some ranks nothing to own).
+float *own_slice(const Model *m, float *buf, int l) {
+    return buf + m->layer[l].off + (size_t)rt.rank * m->layer[l].shard;
+}
+size_t own_numel(const Layer *L) {
+    size_t first = (size_t)rt.rank * L->shard;
+    return first >= L->numel ? 0 : (L->numel - first < L->shard ? L->numel - first : L->shard);
+}
+
+// Elements [first, first+count) of layer l's segment as PyTorch's nn.Linear
+// draws them: uniform in +-1/sqrt(fan_in), weights then bias. Each element has
+// its own random number, so any slice can be drawn on its own.
+void init_segment(float *dst, const Layer *L, int l, uint64_t seed, size_t first, size_t count) {
+    float bound = 1.0f / sqrtf((float)L->in);
+    for (size_t i = 0; i < count; i++) {
+        float u = rng_uniform_at(seed, RNG_STREAM_INIT + (uint64_t)l, first + i);
+        dst[i] = (2.0f * u - 1.0f) * bound;
+    }
+}
+
+void init_params(Model *m, uint64_t seed) {
+    for (int l = 0; l < m->nlayers; l++)
+        init_segment(m->params + m->layer[l].off, &m->layer[l], l, seed, 0, m->layer[l].numel);
+}
+
+// Tensor names and shapes of layer l's weight (w = 1) or bias (w = 0).
+void tensor_spec(const Model *m, int l, int w, CkptTensor *t) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "layers.%d.%s", l, w ? "weight" : "bias");
+    strcpy(t->dtype, "F32");
+    t->ndim = w ? 2 : 1;
+    t->shape[0] = m->layer[l].out;
+    t->shape[1] = m->layer[l].in;
+}
+
+const char *load_params(Model *m, const char *path) {
+    Ckpt c;
+    const char *err = ckpt_open(&c, path);
+    if (err) return err;
+    static char msg[256];
+    if (c.n != 2 * m->nlayers) {
+        snprintf(msg, sizeof msg, "%s: has %d tensors, this model has %d", path, c.n, 2 * m->nlayers);
+        err = msg;
+    }
+    for (int l = 0; l < m->nlayers && !err; l++)
+        for (int w = 1; w >= 0 && !err; w--) {
+            CkptTensor t;
+            tensor_spec(m, l, w, &t);
+            size_t n = w ? (size_t)t.shape[0] * t.shape[1] : (size_t)t.shape[0];
+            err = ckpt_read(&c, t.name, t.ndim, t.shape, 0, n,
+                            w ? weight(m, m->params, l) : bias(m, m->params, l));
+        }
+    ckpt_close(&c);
+    return err;
+}
+
+const char *save_params(const Model *m, const char *path) {
+    CkptTensor specs[2 * MAX_LAYERS];
+    const float *data[2 * MAX_LAYERS];
+    for (int l = 0; l < m->nlayers; l++)
+        for (int w = 1; w >= 0; w--) {
+            int k = 2 * l + (1 - w);
+            tensor_spec(m, l, w, &specs[k]);
+            data[k] = w ? weight(m, m->params, l) : bias(m, m->params, l);
+        }
+    return ckpt_write(path, 2 * m->nlayers, specs, data);
+}
+
+// ----------------------------------------------------------------------------
+// forward and backward
+
+void acts_alloc(Acts *x, const Model *m, int rows) {
+    memset(x, 0, sizeof *x);
+    x->rows = rows;
+    int widest = m->layer[0].in;
+    x->act[0] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[0].in * sizeof(float));
+    for (int l = 0; l < m->nlayers; l++) {
+        x->act[l + 1] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[l].out * sizeof(float));
+        if (m->layer[l].out > widest) widest = m->layer[l].out;
+    }
+    for (int k = 0; k < 2; k++)
+        x->d[k] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
+    x->ctx = mem_alloc(MEM_DATA, (size_t)rows * m->T);
+    x->targets = mem_alloc(MEM_DATA, (size_t)rows * sizeof(int));
+}
+
+void acts_free(Acts *x, const Model *m) {
+    for (int l = 0; l <= m->nlayers; l++) mem_free(x->act[l]);
+    mem_free(x->d[0]);
+    mem_free(x->d[1]);
+    mem_free(x->ctx);
+    mem_free(x->targets);
+}
+
+// Runs rows examples from x->ctx; the logits end up in x->act[nlayers].
+void forward(Model *m, Acts *x, int rows) {
+    one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        float *y = x->act[l + 1];
+        matmul(y, x->act[l], weight(m, m->params, l), rows, L->out, L->in, 0, 1, 0.0f);
+        bias_add(y, bias(m, m->params, l), rows, L->out);
+        if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
+    }
+}
+
+void grads_ready(Trainer *t, int l, float *g);  // in the sharding section below
+
+// Adds this micro-batch's gradients, summed over ranks, into m->grads: each
+// layer's full gradient goes to the comm thread as soon as it is computed.
+// Gradients are of the mean loss over the global batch, so each example's share
+// is scaled by 1/B here. Returns the sum of the micro-batch's losses.
+double forward_backward(Trainer *t, int global_batch) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    int rows = x->rows;
+    forward(m, x, rows);
+    float *d = x->d[0], *dn = x->d[1];
+    double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
+                               1.0f / (float)global_batch);
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        const Layer *L = &m->layer[l];
+        float *g = mem_alloc(MEM_GRADS, L->pad * sizeof(float));  // zeros, padding included
+        matmul(g, d, x->act[l], L->out, L->in, rows, 1, 0, 0.0f);
+        bias_grad(g + (size_t)L->out * L->in, d, rows, L->out);
+        grads_ready(t, l, g);  // may launch a reduce-scatter: it runs under what follows
+        if (l == 0) break;  // the input is data: no gradient needed
+        matmul(dn, d, weight(m, m->params, l), rows, L->in, L->out, 0, 0, 0.0f);
+        relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
+        float *t = d; d = dn; dn = t;
+    }
+    return loss;
+}
+
+// ----------------------------------------------------------------------------
+// the optimizer
+
+void adam_alloc(Adam *o, const Args *a, size_t n) {
+    o->h = (AdamHyper){ a->lr, a->beta1, a->beta2, a->eps, a->weight_decay };
+    o->m = mem_alloc(MEM_ADAM_M, n * sizeof(float));
+    o->v = mem_alloc(MEM_ADAM_V, n * sizeof(float));
+    o->step = 0;
+}
+
+// Backward adds into the gradients, so they must start each step at zero.
+void zero_grad(Model *m) { fill(m->grads, 0.0f, m->shard_numel); }
+
+// Scales the gradients so their global L2 norm is at most max_norm (as
+// torch.nn.utils.clip_grad_norm_). Each rank holds the summed gradient of its
+// slices only, so the squares are summed per rank and then over ranks: one
+// number to all-reduce, and every rank computes the same factor. Returns the
+// norm before clipping.
+double clip_grads(Model *m, float max_norm) {
+    double sq = 0.0;
+    for (int l = 0; l < m->nlayers; l++)
+        sq += sum_squares(m->grads + m->layer[l].soff, own_numel(&m->layer[l]));
+    comm_all_reduce(&sq, 1, DT_F64, OP_SUM);
+    double norm = sqrt(sq);
+    float f = clip_factor(norm, max_norm);
+    for (int l = 0; l < m->nlayers; l++)
+        scale(m->grads + m->layer[l].soff, f, own_numel(&m->layer[l]));
+    return norm;
+}
+
+// Updates this rank's slice of every layer; m and v exist for nothing else.
+void adam_step(Adam *o, Model *m) {
+    o->step++;
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        adam_update(own_slice(m, m->params, l), m->grads + L->soff, o->m + L->soff,
+                    o->v + L->soff, own_numel(L), &o->h, o->step);
+    }
+}
+
+// ----------------------------------------------------------------------------
+// sharding: the collectives that replace lc1's all-reduce
+
+// A collective cuts a buffer into N equal slices, so a segment whose length is
+// not a multiple of N goes through the staging buffer, padded with zeros.
+float *padded_segment(Trainer *t, float *buf, int l) {
+    const Layer *L = &t->model.layer[l];
+    return L->pad == L->numel ? buf + L->off : t->stage;
+}
+
+// Groups layers into buckets from the last layer down, the order backward
+// finishes them: a bucket takes the next layer while their padded gradients fit
+// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
+void buckets_plan(Trainer *t) {
+    const Model *m = &t->model;
+    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
+    t->nbuckets = 0;
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
+        if (b && 4.0 * N * (double)(b->count + m->layer[l].shard) <= cap) {
+            b->lo = l;
+            b->count += m->layer[l].shard;
+            continue;
+        }
+        b = &t->bucket[t->nbuckets++];
+        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
+    }
+}
+
+// Waits for the reduce-scatter in flight, then frees its full gradients. Also
+// measures how much of it ran while this thread was still computing.
+void reduce_scatter_wait(Trainer *t) {
+    Bucket *b = t->sending;
+    if (!b) return;
+    double waiting_from = now_s(), start, end;
+    comm_wait(b->req);
+    comm_req_times(b->req, &start, &end);
+    t->rs_time += end - start;
+    t->rs_hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
+    mem_free(b->buf);
+    b->buf = NULL;
+    t->sending = NULL;
+}
+
+// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
+void reduce_scatter_launch(Trainer *t, Bucket *b) {
+    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
+    float *shards = t->model.grads + t->model.layer[b->lo].soff;
+    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
+    // micro-batches) to my own contribution keeps it in the sum.
+    axpy(b->buf + (size_t)rt.rank * b->count, 1.0f, shards, b->count);
+    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, DT_F32);
+    t->sending = b;
+}
+
+// Backward has produced g, layer l's full gradient. A bucket of one layer sends
+// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
+// of every layer together), so g is copied in and freed.
+void grads_ready(Trainer *t, int l, float *g) {
+    const Layer *L = &t->model.layer[l];
+    Bucket *b = t->bucket;
+    while (l < b->lo) b++;
+    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
+    if (b->lo == b->hi) {
+        b->buf = g;
+    } else {
+        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * sizeof(float));
+        size_t at = L->soff - t->model.layer[b->lo].soff;
+        for (int r = 0; r < rt.world; r++)
+            copy(b->buf + (size_t)r * b->count + at, g + (size_t)r * L->shard, L->shard);
+        mem_free(g);
+    }
+    if (l == b->lo) reduce_scatter_launch(t, b);
+}
+
+// Every rank has updated its slices of the params: gather them all back.
+void all_gather_params(Trainer *t) {
+    Model *m = &t->model;
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        float *seg = padded_segment(t, m->params, l), *mine = seg + (size_t)rt.rank * L->shard;
+        if (seg == t->stage) copy(mine, own_slice(m, m->params, l), own_numel(L));
+        comm_all_gather(mine, seg, L->shard, DT_F32);  // in place
+        if (seg == t->stage) copy(m->params + L->off, seg, L->numel);
+    }
+}
+
+// ----------------------------------------------------------------------------
+// training
+
+void trainer_setup(Trainer *t, const Args *a) {
+    memset(t, 0, sizeof *t);
+    t->a = *a;
+    if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
+    const char *err = data_load(&t->data, a->data, a->context, a->seed);
+    agree_input(err == NULL, err);
+    model_build(&t->model, a);
+    if (a->init) {
+        err = load_params(&t->model, a->init);
+        agree_input(err == NULL, err);
+    } else {
+        init_params(&t->model, a->seed);
+    }
+    adam_alloc(&t->opt, a, t->model.shard_numel);
+    size_t widest = 0;  // the longest segment that needs padding
+    for (int l = 0; l < t->model.nlayers; l++)
+        if (t->model.layer[l].pad != t->model.layer[l].numel && t->model.layer[l].pad > widest)
+            widest = t->model.layer[l].pad;
+    t->stage = widest ? mem_alloc(MEM_COMM_BUFFERS, widest * sizeof(float)) : NULL;
+    buckets_plan(t);
+    acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
+    err = NULL;
+    if (a->save_model && rt.rank == 0) err = ckpt_can_write(a->save_model);
+    agree_input(err == NULL, err);
+    static char msg[512];
+    if (a->loss_log && rt.rank == 0 && !(t->loss_log = fopen(a->loss_log, "w"))) {
+        snprintf(msg, sizeof msg, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
+        err = msg;
+    }
+    agree_input(err == NULL, err);
+}
+
+void trainer_teardown(Trainer *t) {
+    if (t->loss_log) fclose(t->loss_log);
+    acts_free(&t->acts, &t->model);
+    mem_free(t->opt.m);
+    mem_free(t->opt.v);
+    mem_free(t->model.params);
+    mem_free(t->model.grads);
+    mem_free(t->stage);
+    data_free(&t->data);
+}
+
+// One optimizer step over global batch `step`: this rank's micro-batches, then
+// the update. Returns the mean loss over the global batch.
+double train_step(Trainer *t, long step) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    int B = t->a.batch, per_rank = B / rt.world;
+    zero_grad(m);
+    double loss = 0.0;
+    for (int k = 0; k < t->a.accum; k++) {
+        data_batch(&t->data, step, B, rt.rank * per_rank + k * x->rows, x->rows, x->ctx, x->targets);
+        loss += forward_backward(t, B);
+    }
+    // Each rank's gradient covers its B/N examples (already scaled by 1/B): the
+    // sum over ranks is the gradient of the global batch. The reduce-scatters
+    // were launched during backward; the last may still be in flight.
+    reduce_scatter_wait(t);
+    comm_metric_sum(&loss, 1);
+    if (t->a.clip > 0) clip_grads(m, t->a.clip);
+    adam_step(&t->opt, m);
+    all_gather_params(t);
+    return loss / B;
+}
+
+void train(Trainer *t) {
+    long steps = t->a.steps;
+    double window_start = now_s();
+    long window_steps = 0;
+    comm_reset_stats();
+    mem_reset_peaks();
+    t->rs_time = t->rs_hidden = 0.0;
+    steptime_reset();
+    for (long s = 0; s < steps; s++) {
+        double t0 = now_s();
+        t->loss = train_step(t, s);
+        double ms = 1e3 * (now_s() - t0);
+        steptime_record(ms);
+        window_steps++;
+        if (t->loss_log) fprintf(t->loss_log, "%ld %.9g\n", s + 1, t->loss);
+        int every = t->a.log_every;
+        if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
+            double dt = now_s() - window_start;
+            print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s\n", s + 1, steps, t->loss,
+                   1e3 * dt / window_steps, t->a.batch * window_steps / dt);
+            window_start = now_s();
+            window_steps = 0;
+        }
+    }
+    t->comm = comm_stats();
+}
+
+// ----------------------------------------------------------------------------
+// sampling
+
+// Rank 0 draws words from the trained model, one symbol at a time.
+void sample_words(Trainer *t) {
+    if (t->a.sample == 0) return;
+    print0("\nsamples:");
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    Rng r = rng_stream(t->a.seed, RNG_STREAM_SAMPLE);
+    float probs[VOCAB];
+    for (int w = 0; w < t->a.sample && rt.rank == 0; w++) {
+        char word[64];
+        int len = 0;
+        memset(x->ctx, 0, (size_t)m->T);
+        for (;;) {
+            forward(m, x, 1);
+            softmax_row(probs, x->act[m->nlayers], VOCAB);
+            float u = rng_uniform(&r), acc = 0.0f;
+            int next = VOCAB - 1;
+            for (int c = 0; c < VOCAB; c++)
+                if (u < (acc += probs[c])) { next = c; break; }
+            if (next == 0 || len == (int)sizeof word - 1) break;
+            word[len++] = data_char(next);
+            memmove(x->ctx, x->ctx + 1, (size_t)m->T - 1);
+            x->ctx[m->T - 1] = (uint8_t)next;
+        }
+        word[len] = '\0';
+        print0(" %s", word);
+    }
+    print0("\n");
+}
+
+// ----------------------------------------------------------------------------
+// reports
+
+// The model state this stage keeps per rank, in bytes: 4Ψ + 12Ψ_pad/N.
+double model_state_formula(const Model *m) {
+    return 4.0 * (double)m->numel + 12.0 * (double)m->shard_numel;
+}
+// Bytes each rank sends per step under the ring model: a reduce-scatter of the
+// gradients per micro-batch and an all-gather of the params, and with clipping
+// one all-reduce of a double.
+double comm_theory(const Trainer *t) {
+    const Model *m = &t->model;
+    double N = rt.world, pad = 4.0 * (double)m->shard_numel * N;
+    double sync = t->a.accum * (N - 1) / N * pad;
+    return sync + (N - 1) / N * pad + (t->a.clip > 0 ? 2.0 * (N - 1) / N * 8.0 : 0.0);
+}
+
+void report(Trainer *t) {
+    const Model *m = &t->model;
+    char formula[128], theory[256];
+    snprintf(formula, sizeof formula, "4Ψ + 12Ψ_pad/N = 4 x %zu + 12 x %zu/%d", m->numel,
+             m->shard_numel * rt.world, rt.world);
+    size_t peak = 0;
+    size_t state = mem_report(formula, model_state_formula(m), &peak);
+    double g[1] = { (double)mem_stats().peak[MEM_GRADS] };
+    comm_metric_max(g, 1);
+    print0("  grads at peak: %.0f bytes = slices 4Ψ_pad/N %zu + full gradients in flight %.0f "
+           "(a full 4Ψ is %zu)\n", g[0], 4 * m->shard_numel, g[0] - 4.0 * (double)m->shard_numel,
+           4 * m->numel);
+    snprintf(theory, sizeof theory, "%d x reduce_scatter (N-1)/N x 4Ψ_pad + all_gather (N-1)/N x "
+             "4Ψ_pad%s (Ψ_pad = %zu)", t->a.accum, t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "",
+             m->shard_numel * rt.world);
+    comm_report(&t->comm, (int)t->a.steps, theory, comm_theory(t));
+    double per = 1e3 / (double)t->a.steps;
+    print0("  reduce-scatter: %.3f ms per step on the comm thread, %.3f ms of it under compute "
+           "(rank 0, %d bucket%s)\n", t->rs_time * per, t->rs_hidden * per, t->nbuckets,
+           t->nbuckets > 1 ? "s" : "");
+    double sent = comm_total_sent_bytes(&t->comm) / (double)t->a.steps;
+    print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
+           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f\n",
+           STAGE, rt.world, t->a.device, m->numel, t->a.steps, t->loss, state, peak, sent,
+           steptime_median());
+}
+
+// ----------------------------------------------------------------------------
+// main
+
+#ifndef LECTURE_TEST
+int main(int argc, char **argv) {
+    rt_init(&argc, &argv, STAGE);
+    Args a;
+    args_init(&a, argc, argv, OPTIONS);
+    Trainer t;
+    trainer_setup(&t, &a);
+    print0("%s: %d rank%s, Ψ = %zu parameters (%d Linear layers), %zu words, %zu examples\n",
+           STAGE, rt.world, rt.world > 1 ? "s" : "", t.model.numel, t.model.nlayers,
+           t.data.nwords, t.data.n);
+    print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
+           "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
+    train(&t);
+    if (a.save_model && rt.rank == 0) {
+        const char *err = save_params(&t.model, a.save_model);
+        if (err) fatal("%s", err);
+    }
+    sample_words(&t);
+    report(&t);
+    trainer_teardown(&t);
+    rt_finalize();
+    return 0;
+}
+#endif
