@@ -60,9 +60,11 @@ END_TEST
 // memory and communication against the formulas
 
 START_TEST(test_model_state_and_comm_exact) {
-    const char *sizes[][2] = { { "64", "3" }, { "37", "2" } };  // 37: no layer divides by 3 or 4
+    // The default model (at N = 3 its first layer does not divide), and hidden
+    // 37, where no layer divides by 3 or 4.
+    const char *sizes[][2] = { { "256", "2" }, { "64", "3" }, { "37", "2" } };
     const char *buckets[] = { "0", "0.03", "1" };
-    for (int z = 0; z < 2; z++)
+    for (int z = 0; z < 3; z++)
         for (int accum = 1; accum <= 3; accum += 2)
             for (int y = 0; y < 3; y++)
                 for (int clipping = 0; clipping < 2; clipping++) {
