@@ -47,6 +47,8 @@ static const Opt opts[] = {
     { "comm", T_CHOICE, F(comm), "mpi", 0, 0, "mpi", "collectives backend" },
     { "grad-sync", T_CHOICE, F(grad_sync), "reduce_scatter", 0, 0, "reduce_scatter allreduce",
       "how sharded stages sum gradients" },
+    { "prefetch", T_INT, F(prefetch), "1", 0, 1, NULL,
+      "1: gather the next layer's params while this one computes; 0: gather on demand" },
     { "bucket-mb", T_FLOAT, F(bucket_mb), "0", 0, 1e6, NULL,
       "MiB of consecutive layers per reduce-scatter; 0 = one layer each" },
 };

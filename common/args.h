@@ -9,7 +9,7 @@
 
 typedef struct {
     const char *data, *init, *save_model, *loss_log, *device, *comm, *grad_sync;
-    int context, hidden, layers, batch, accum, log_every, sample;
+    int context, hidden, layers, batch, accum, log_every, sample, prefetch;
     long steps;
     float lr, beta1, beta2, eps, weight_decay, clip, bucket_mb;
     uint64_t seed;

@@ -265,11 +265,12 @@ const char *ckpt_can_write(const char *path) {
     return NULL;
 }
 
-const char *ckpt_write(const char *path, int n, const CkptTensor *specs,
-                       const float *const *data) {
+const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor *specs) {
     static char header[MAX_HEADER];
     size_t len = 0;
     uint64_t off = 0;
+    memset(w, 0, sizeof *w);
+    w->path = path;
     len += (size_t)snprintf(header + len, sizeof header - len, "{");
     for (int k = 0; k < n && len < sizeof header; k++) {
         uint64_t bytes = numel(&specs[k]) * 4;
@@ -289,16 +290,44 @@ const char *ckpt_write(const char *path, int n, const CkptTensor *specs,
     while (len % 8 != 0 && len < sizeof header - 1) header[len++] = ' ';  // align the data
     if (len >= sizeof header - 1) REFUSE("%s: header too large", path);
 
-    FILE *f = fopen(path, "wb");
-    if (!f) REFUSE("cannot write model file '%s': %s", path, strerror(errno));
+    w->f = fopen(path, "wb");
+    if (!w->f) REFUSE("cannot write model file '%s': %s", path, strerror(errno));
+    w->left = off;
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)len >> (8 * i));
-    int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(header, 1, len, f) == len;
-    for (int k = 0; k < n && ok; k++) {
-        size_t cnt = (size_t)numel(&specs[k]);
-        ok = fwrite(data[k], 4, cnt, f) == cnt;
+    if (fwrite(len8, 1, 8, w->f) != 8 || fwrite(header, 1, len, w->f) != len) {
+        fclose(w->f);
+        w->f = NULL;
+        REFUSE("cannot write model file '%s': %s", path, strerror(errno));
     }
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) REFUSE("cannot write model file '%s': %s", path, strerror(errno));
     return NULL;
+}
+
+const char *ckpt_append(CkptWriter *w, const float *data, size_t count) {
+    if (!w->f) REFUSE("%s: not open for writing", w->path);
+    if ((uint64_t)count * 4 > w->left) REFUSE("%s: more data than the header declares", w->path);
+    if (fwrite(data, 4, count, w->f) != count) REFUSE("cannot write model file '%s': %s", w->path, strerror(errno));
+    w->left -= (uint64_t)count * 4;
+    return NULL;
+}
+
+const char *ckpt_finish(CkptWriter *w) {
+    if (!w->f) REFUSE("%s: not open for writing", w->path);
+    int ok = fclose(w->f) == 0;
+    w->f = NULL;
+    if (!ok) REFUSE("cannot write model file '%s': %s", w->path, strerror(errno));
+    if (w->left) REFUSE("%s: %llu bytes of tensor data missing", w->path, (unsigned long long)w->left);
+    return NULL;
+}
+
+const char *ckpt_write(const char *path, int n, const CkptTensor *specs,
+                       const float *const *data) {
+    CkptWriter w;
+    const char *err = ckpt_create(&w, path, n, specs);
+    for (int k = 0; k < n && !err; k++) err = ckpt_append(&w, data[k], (size_t)numel(&specs[k]));
+    if (err) {
+        if (w.f) fclose(w.f);
+        return err;
+    }
+    return ckpt_finish(&w);
 }

@@ -37,6 +37,21 @@ const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
                       size_t first, size_t count, float *dst);
 void ckpt_close(Ckpt *c);
 
+// A file being written tensor by tensor, so a caller never needs the whole
+// model in memory at once (ZeRO-3 gathers one layer at a time).
+typedef struct {
+    FILE *f;
+    const char *path;
+    uint64_t left;                    // bytes of data still expected
+} CkptWriter;
+
+// Creates an F32 safetensors file and writes the header for n tensors; their
+// data must follow, in order, through ckpt_append. Returns NULL or a reason.
+const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor *specs);
+// Appends count floats of tensor data. Returns NULL or a one-line reason.
+const char *ckpt_append(CkptWriter *w, const float *data, size_t count);
+// Closes the file; a reason if any write failed or data is missing.
+const char *ckpt_finish(CkptWriter *w);
 // Writes an F32 safetensors file: n tensors with their shapes and data, in order.
 // Returns NULL or a one-line reason.
 const char *ckpt_write(const char *path, int n, const CkptTensor *specs,

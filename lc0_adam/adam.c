@@ -211,7 +211,7 @@ double forward_backward(Model *m, Acts *x, int global_batch) {
         if (l == 0) break;  // the input is data: no gradient needed
         matmul(dn, d, weight(m, m->params, l), rows, L->in, L->out, 0, 0, 0.0f);
         relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
-        float *t = d; d = dn; dn = t;
+        float *swap = d; d = dn; dn = swap;
     }
     return loss;
 }

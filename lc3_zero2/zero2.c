@@ -262,7 +262,7 @@ double forward_backward(Trainer *t, int global_batch) {
         if (l == 0) break;  // the input is data: no gradient needed
         matmul(dn, d, weight(m, m->params, l), rows, L->in, L->out, 0, 0, 0.0f);
         relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
-        float *t = d; d = dn; dn = t;
+        float *swap = d; d = dn; dn = swap;
     }
     return loss;
 }
@@ -336,16 +336,22 @@ void buckets_plan(Trainer *t) {
     }
 }
 
-// Waits for the reduce-scatter in flight, then frees its full gradients. Also
-// measures how much of it ran while this thread was still computing.
+// Waits for request r. Adds the time it ran on the comm thread to *time, and to
+// *hidden the part of that before this thread began to wait: time it ran while
+// this thread computed.
+void wait_timed(CommReq r, double *time, double *hidden) {
+    double waiting_from = now_s(), start, end;
+    comm_wait(r);
+    comm_req_times(r, &start, &end);
+    *time += end - start;
+    *hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
+}
+
+// Waits for the reduce-scatter in flight, then frees its full gradients.
 void reduce_scatter_wait(Trainer *t) {
     Bucket *b = t->sending;
     if (!b) return;
-    double waiting_from = now_s(), start, end;
-    comm_wait(b->req);
-    comm_req_times(b->req, &start, &end);
-    t->rs_time += end - start;
-    t->rs_hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
+    wait_timed(b->req, &t->rs_time, &t->rs_hidden);
     mem_free(b->buf);
     b->buf = NULL;
     t->sending = NULL;

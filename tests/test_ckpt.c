@@ -67,6 +67,35 @@ START_TEST(test_round_trip) {
 }
 END_TEST
 
+START_TEST(test_streaming_writer) {
+    // Pieces of any size, in order, give the same file as one ckpt_write.
+    float w[5 * 4], b[5];
+    for (int i = 0; i < 20; i++) w[i] = (float)i - 9.5f;
+    for (int i = 0; i < 5; i++) b[i] = (float)i * 3.0f;
+    CkptTensor s[2] = { spec("layers.0.weight", 2, 5, 4), spec("layers.0.bias", 1, 5, 0) };
+    const float *data[2] = { w, b };
+    ck_assert_ptr_null(ckpt_write(path_of("whole.st"), 2, s, data));
+    CkptWriter wr;
+    ck_assert_ptr_null(ckpt_create(&wr, path_of("pieces.st"), 2, s));
+    ck_assert_ptr_null(ckpt_append(&wr, w, 7));
+    ck_assert_ptr_null(ckpt_append(&wr, w + 7, 13));
+    ck_assert_ptr_null(ckpt_append(&wr, b, 5));
+    ck_assert_ptr_nonnull(strstr(ckpt_append(&wr, b, 1), "more data than the header declares"));
+    ck_assert_ptr_null(ckpt_finish(&wr));
+    char x[512], y[512];
+    FILE *f = fopen(path_of("whole.st"), "rb"), *g = fopen(path_of("pieces.st"), "rb");
+    size_t nx = fread(x, 1, sizeof x, f), ny = fread(y, 1, sizeof y, g);
+    fclose(f);
+    fclose(g);
+    ck_assert_uint_eq(nx, ny);
+    ck_assert_mem_eq(x, y, nx);
+    // Too little data: the file is refused when finished, not silently short.
+    ck_assert_ptr_null(ckpt_create(&wr, path_of("short.st"), 2, s));
+    ck_assert_ptr_null(ckpt_append(&wr, w, 20));
+    ck_assert_ptr_nonnull(strstr(ckpt_finish(&wr), "20 bytes of tensor data missing"));
+}
+END_TEST
+
 START_TEST(test_malformed) {
     struct { const char *name, *header; long claimed; size_t data; const char *says; } cases[] = {
         { "zerolen", "", 1, 0, "impossible" },
@@ -123,6 +152,7 @@ static Suite *suite(void) {
     Suite *s = suite_create("ckpt");
     TCase *tc = tcase_create("safetensors");
     tcase_add_test(tc, test_round_trip);
+    tcase_add_test(tc, test_streaming_writer);
     tcase_add_test(tc, test_malformed);
     suite_add_tcase(s, tc);
     return s;

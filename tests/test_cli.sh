@@ -28,7 +28,7 @@ expect() {
   fi
 }
 
-for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2; do
+for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3; do
   bin="$BUILD/bin/$stage"
   n=1; [ "$stage" = lc0_adam ] || n=3
   expect $n 2 "unknown option '--bogus'" "$bin" --bogus 1
@@ -49,6 +49,8 @@ expect 1 2 "option --grad-sync is not used by this stage" "$BUILD/bin/lc1_distri
 expect 2 2 "--grad-sync gossip: expected one of: reduce_scatter allreduce" "$BUILD/bin/lc2_zero1" --grad-sync gossip
 expect 2 2 "--bucket-mb -2: expected a number" "$BUILD/bin/lc3_zero2" --bucket-mb -2
 expect 2 2 "option --grad-sync is not used by this stage" "$BUILD/bin/lc3_zero2" --grad-sync allreduce
+expect 2 2 "--prefetch 3: expected an integer in [0, 1]" "$BUILD/bin/lc4_zero3" --prefetch 3
+expect 2 2 "option --prefetch is not used by this stage" "$BUILD/bin/lc3_zero2" --prefetch 0
 
 # A runtime failure on one rank: all ranks end (no hang), non-zero, with the reason.
 timeout 60 tools/launch 3 "$BUILD/test/abort_one_rank" >"$tmp/out" 2>"$tmp/err"
@@ -62,7 +64,7 @@ else bad=$((bad + 1)); echo "FAIL: --help"; fi
 
 # The summary line is the last line of stdout, with every key in order.
 keys="stage ranks device params steps final_loss model_state_bytes peak_bytes comm_bytes_per_step step_ms"
-for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2; do
+for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3; do
   n=1; [ "$stage" = lc0_adam ] || n=2
   tools/launch $n "$BUILD/bin/$stage" $small >"$tmp/out" 2>"$tmp/err"
   got=$(tail -n 1 "$tmp/out" | sed 's/=[^ ]*//g')

@@ -1,0 +1,643 @@
+// lc4_zero3: ZeRO stage 3. As lc3_zero2, and the params are sharded too: at
+// rest every rank holds only its slices of params, grads, m and v.
+//
+// The model: T characters of context, each one-hot over 27 symbols ('.', a-z),
+// concatenated into T*27 inputs; L hidden Linear layers with ReLU; a Linear to
+// 27 logits; softmax cross-entropy averaged over the batch. Layer l's segment
+// is its weight [out, in] then its bias.
+//
+// What this stage teaches: in lc3 every rank still kept the full params (4Ψ)
+// between steps, only to run forward and backward. Here a layer's full params
+// exist only while the layer runs: just before layer l computes, an all-gather
+// of every rank's slice fills a gather buffer; right after, the buffer is freed.
+// Backward gathers each layer again (the last layer keeps its forward gather).
+// With --prefetch 1 the gather of the next layer (l+1 in forward, l-1 in
+// backward) is launched before layer l computes, so it runs under that compute.
+// Gradients are reduce-scattered per layer as in lc3, and each rank's Adam
+// updates its slices; there is no all-gather after the step, since nobody keeps
+// full params. Initialization and --init produce or read only the own slices;
+// --save-model gathers one layer at a time.
+//
+// Model-state memory per rank: 16Ψ_pad/N bytes (params, grads, m and v
+// slices), plus the layers gathered and the full gradients in flight.
+// Communication per micro-batch: all-gathers of Ψ_pad in forward and of Ψ_pad
+// less the last layer in backward, a reduce-scatter of Ψ_pad: about 3(N-1)/N x
+// 4Ψ bytes sent per rank, 1.5x lc3. With --accum K, K times that.
+
+#include "../common/args.h"
+#include "../common/ckpt.h"
+#include "../common/comm.h"
+#include "../common/data.h"
+#include "../common/kernels.h"
+#include "../common/mem.h"
+#include "../common/rng.h"
+#include "../common/rt.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STAGE "lc4_zero3"
+#define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
+                "weight-decay clip seed log-every sample init save-model loss-log device comm bucket-mb " \
+                "prefetch"
+#define MAX_LAYERS 65
+
+// ----------------------------------------------------------------------------
+// the model
+
+typedef struct {
+    int in, out;
+    size_t off;     // where the layer's segment would start in a full flat buffer
+    size_t numel;   // out*in weights then out biases
+    size_t pad;     // numel rounded up to a multiple of N
+    size_t shard;   // pad/N: the length of every rank's slice
+    size_t soff;    // where the layer's slice starts in the shard buffers
+} Layer;
+
+typedef struct {
+    int T, nlayers;             // context length; Linear layers (hidden + output)
+    Layer layer[MAX_LAYERS];
+    size_t numel;               // Ψ
+    size_t shard_numel;         // Ψ_pad/N: the sum of the layers' slices
+    float *params;              // [Ψ_pad/N]: this rank's slices only
+    float *grads;               // [Ψ_pad/N]: this rank's slices only
+} Model;
+
+typedef struct {
+    int rows;                   // examples per micro-batch
+    float *act[MAX_LAYERS + 1]; // act[0] the one-hot input, act[l+1] layer l's output
+    float *d[2];                // gradients w.r.t. activations, ping-pong
+    uint8_t *ctx;               // [rows][T] context symbols
+    int *targets;               // [rows]
+} Acts;
+
+typedef struct {
+    AdamHyper h;
+    float *m, *v;               // [Ψ_pad/N] each: this rank's slices only
+    long step;                  // steps taken, for bias correction
+} Adam;
+
+// Consecutive layers whose gradients are reduce-scattered together.
+typedef struct {
+    int lo, hi;                 // layers lo..hi; backward finishes hi first
+    size_t count;               // elements per rank: the sum of the layers' slices
+    float *buf;                 // their full gradients, rank-major, while needed
+    CommReq req;
+} Bucket;
+
+typedef struct {
+    Args a;
+    Model model;
+    Adam opt;
+    Acts acts;
+    Data data;
+    FILE *loss_log;
+    double loss;                // the last step's mean loss over the global batch
+    CommStats comm;             // the communication of the training steps
+    float *gathered[MAX_LAYERS];  // layer l's full params while gathered, else NULL
+    CommReq gather_req[MAX_LAYERS]; // its all-gather; -1 once waited for
+    double ag_time, ag_hidden;  // seconds of all-gather, and of it under compute
+    Bucket bucket[MAX_LAYERS];
+    int nbuckets;
+    Bucket *sending;            // the bucket whose reduce-scatter is in flight
+    double rs_time, rs_hidden;  // seconds of reduce-scatter, and of it under compute
+} Trainer;
+
+void model_build(Model *m, const Args *a) {
+    memset(m, 0, sizeof *m);
+    m->T = a->context;
+    m->nlayers = a->layers + 1;
+    int in = a->context * VOCAB;
+    for (int l = 0; l < m->nlayers; l++) {
+        Layer *L = &m->layer[l];
+        L->in = in;
+        L->out = l == m->nlayers - 1 ? VOCAB : a->hidden;
+        L->off = m->numel;
+        L->numel = (size_t)L->out * L->in + (size_t)L->out;
+        L->pad = (L->numel + rt.world - 1) / rt.world * rt.world;
+        L->shard = L->pad / rt.world;
+        L->soff = m->shard_numel;
+        m->numel += L->numel;
+        m->shard_numel += L->shard;
+        in = L->out;
+    }
+    m->params = mem_alloc(MEM_PARAMS, m->shard_numel * sizeof(float));
+    m->grads = mem_alloc(MEM_GRADS, m->shard_numel * sizeof(float));
+}
+
+float *weight(const Model *m, float *buf, int l) { return buf + m->layer[l].off; }
+float *bias(const Model *m, float *buf, int l) {
+    return buf + m->layer[l].off + (size_t)m->layer[l].out * m->layer[l].in;
+}
+
+// How many elements of this rank's slice of a layer are real: the last slices
+// of a segment may be partly or wholly padding (a layer smaller than N leaves
+// some ranks nothing to own).
+size_t own_numel(const Layer *L) {
+    size_t first = (size_t)rt.rank * L->shard;
+    return first >= L->numel ? 0 : (L->numel - first < L->shard ? L->numel - first : L->shard);
+}
+
+// Elements [first, first+count) of layer l's segment as PyTorch's nn.Linear
+// draws them: uniform in +-1/sqrt(fan_in), weights then bias. Each element has
+// its own random number, so any slice can be drawn on its own.
+void init_segment(float *dst, const Layer *L, int l, uint64_t seed, size_t first, size_t count) {
+    float bound = 1.0f / sqrtf((float)L->in);
+    for (size_t i = 0; i < count; i++) {
+        float u = rng_uniform_at(seed, RNG_STREAM_INIT + (uint64_t)l, first + i);
+        dst[i] = (2.0f * u - 1.0f) * bound;
+    }
+}
+
+// Draws only this rank's slice of each layer: the same numbers lc0 draws for
+// those elements, and the whole model never exists anywhere.
+void init_params(Model *m, uint64_t seed) {
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        init_segment(m->params + L->soff, L, l, seed, (size_t)rt.rank * L->shard, own_numel(L));
+    }
+}
+
+// Tensor names and shapes of layer l's weight (w = 1) or bias (w = 0).
+void tensor_spec(const Model *m, int l, int w, CkptTensor *t) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "layers.%d.%s", l, w ? "weight" : "bias");
+    strcpy(t->dtype, "F32");
+    t->ndim = w ? 2 : 1;
+    t->shape[0] = m->layer[l].out;
+    t->shape[1] = m->layer[l].in;
+}
+
+// Reads only this rank's slice of each layer: the part of it that falls in the
+// weight tensor, then the part in the bias.
+const char *load_params(Model *m, const char *path) {
+    Ckpt c;
+    const char *err = ckpt_open(&c, path);
+    if (err) return err;
+    static char msg[256];
+    if (c.n != 2 * m->nlayers) {
+        snprintf(msg, sizeof msg, "%s: has %d tensors, this model has %d", path, c.n, 2 * m->nlayers);
+        err = msg;
+    }
+    for (int l = 0; l < m->nlayers && !err; l++) {
+        const Layer *L = &m->layer[l];
+        size_t first = (size_t)rt.rank * L->shard, end = first + own_numel(L);
+        size_t nw = (size_t)L->out * L->in;  // the weight's elements come first
+        for (int w = 1; w >= 0 && !err; w--) {
+            size_t lo = w ? 0 : nw, hi = w ? nw : L->numel;  // the tensor's range in the segment
+            size_t a = first > lo ? first : lo, b = end < hi ? end : hi;
+            if (a >= b) continue;
+            CkptTensor t;
+            tensor_spec(m, l, w, &t);
+            err = ckpt_read(&c, t.name, t.ndim, t.shape, a - lo, b - a, m->params + L->soff + (a - first));
+        }
+    }
+    ckpt_close(&c);
+    return err;
+}
+
+float *gather_params(Trainer *t, int l, int next);  // in the sharding section below
+void gather_free(Trainer *t, int l);
+
+// Collective: layer by layer, every rank gathers the full params and rank 0
+// appends them to the file. Returns rank 0's error, if any (NULL elsewhere).
+const char *save_params(Trainer *t, const char *path) {
+    const Model *m = &t->model;
+    CkptTensor specs[2 * MAX_LAYERS];
+    for (int l = 0; l < m->nlayers; l++)
+        for (int w = 1; w >= 0; w--) tensor_spec(m, l, w, &specs[2 * l + (1 - w)]);
+    CkptWriter f;
+    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
+    for (int l = 0; l < m->nlayers; l++) {
+        const float *p = gather_params(t, l, l + 1);
+        size_t nw = (size_t)m->layer[l].out * m->layer[l].in;
+        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, nw);
+        if (rt.rank == 0 && !err) err = ckpt_append(&f, p + nw, (size_t)m->layer[l].out);
+        gather_free(t, l);
+    }
+    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
+    return err;
+}
+
+// ----------------------------------------------------------------------------
+// forward and backward
+
+void acts_alloc(Acts *x, const Model *m, int rows) {
+    memset(x, 0, sizeof *x);
+    x->rows = rows;
+    int widest = m->layer[0].in;
+    x->act[0] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[0].in * sizeof(float));
+    for (int l = 0; l < m->nlayers; l++) {
+        x->act[l + 1] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[l].out * sizeof(float));
+        if (m->layer[l].out > widest) widest = m->layer[l].out;
+    }
+    for (int k = 0; k < 2; k++)
+        x->d[k] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
+    x->ctx = mem_alloc(MEM_DATA, (size_t)rows * m->T);
+    x->targets = mem_alloc(MEM_DATA, (size_t)rows * sizeof(int));
+}
+
+void acts_free(Acts *x, const Model *m) {
+    for (int l = 0; l <= m->nlayers; l++) mem_free(x->act[l]);
+    mem_free(x->d[0]);
+    mem_free(x->d[1]);
+    mem_free(x->ctx);
+    mem_free(x->targets);
+}
+
+// Runs rows examples from x->ctx; the logits end up in x->act[nlayers].
+// Collective: every rank gathers each layer's params. The last layer's stay
+// gathered, for the backward that usually follows (gather_free them if not).
+void forward(Trainer *t, int rows) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        float *y = x->act[l + 1];
+        const float *W = gather_params(t, l, l + 1);  // weight [out, in], then the bias
+        matmul(y, x->act[l], W, rows, L->out, L->in, 0, 1, 0.0f);
+        bias_add(y, W + (size_t)L->out * L->in, rows, L->out);
+        if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
+        if (l < m->nlayers - 1) gather_free(t, l);
+    }
+}
+
+void grads_ready(Trainer *t, int l, float *g);  // in the sharding section below
+
+// Adds this micro-batch's gradients, summed over ranks, into m->grads: each
+// layer's full gradient goes to the comm thread as soon as it is computed.
+// Gradients are of the mean loss over the global batch, so each example's share
+// is scaled by 1/B here. Returns the sum of the micro-batch's losses.
+double forward_backward(Trainer *t, int global_batch) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    int rows = x->rows;
+    forward(t, rows);
+    float *d = x->d[0], *dn = x->d[1];
+    double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
+                               1.0f / (float)global_batch);
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        const Layer *L = &m->layer[l];
+        // Gathered again; the last layer still has its forward gather. Layer 0's
+        // backward never reads W (its input is data), but a framework cannot
+        // know that and gathers every layer: so does this one (see the README).
+        const float *W = gather_params(t, l, l - 1);
+        float *g = mem_alloc(MEM_GRADS, L->pad * sizeof(float));  // zeros, padding included
+        matmul(g, d, x->act[l], L->out, L->in, rows, 1, 0, 0.0f);
+        bias_grad(g + (size_t)L->out * L->in, d, rows, L->out);
+        grads_ready(t, l, g);  // may launch a reduce-scatter: it runs under what follows
+        if (l == 0) {  // the input is data: no gradient needed
+            gather_free(t, 0);
+            break;
+        }
+        matmul(dn, d, W, rows, L->in, L->out, 0, 0, 0.0f);
+        relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
+        gather_free(t, l);
+        float *swap = d; d = dn; dn = swap;
+    }
+    return loss;
+}
+
+// ----------------------------------------------------------------------------
+// the optimizer
+
+void adam_alloc(Adam *o, const Args *a, size_t n) {
+    o->h = (AdamHyper){ a->lr, a->beta1, a->beta2, a->eps, a->weight_decay };
+    o->m = mem_alloc(MEM_ADAM_M, n * sizeof(float));
+    o->v = mem_alloc(MEM_ADAM_V, n * sizeof(float));
+    o->step = 0;
+}
+
+// Backward adds into the gradients, so they must start each step at zero.
+void zero_grad(Model *m) { fill(m->grads, 0.0f, m->shard_numel); }
+
+// Scales the gradients so their global L2 norm is at most max_norm (as
+// torch.nn.utils.clip_grad_norm_). Each rank holds the summed gradient of its
+// slices only, so the squares are summed per rank and then over ranks: one
+// number to all-reduce, and every rank computes the same factor. Returns the
+// norm before clipping.
+double clip_grads(Model *m, float max_norm) {
+    double sq = 0.0;
+    for (int l = 0; l < m->nlayers; l++)
+        sq += sum_squares(m->grads + m->layer[l].soff, own_numel(&m->layer[l]));
+    comm_all_reduce(&sq, 1, DT_F64, OP_SUM);
+    double norm = sqrt(sq);
+    float f = clip_factor(norm, max_norm);
+    for (int l = 0; l < m->nlayers; l++)
+        scale(m->grads + m->layer[l].soff, f, own_numel(&m->layer[l]));
+    return norm;
+}
+
+// Updates this rank's slice of every layer; m and v exist for nothing else.
+void adam_step(Adam *o, Model *m) {
+    o->step++;
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        adam_update(m->params + L->soff, m->grads + L->soff, o->m + L->soff,
+                    o->v + L->soff, own_numel(L), &o->h, o->step);
+    }
+}
+
+// ----------------------------------------------------------------------------
+// sharding: the collectives that replace lc1's all-reduce
+
+// Groups layers into buckets from the last layer down, the order backward
+// finishes them: a bucket takes the next layer while their padded gradients fit
+// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
+void buckets_plan(Trainer *t) {
+    const Model *m = &t->model;
+    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
+    t->nbuckets = 0;
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
+        if (b && 4.0 * N * (double)(b->count + m->layer[l].shard) <= cap) {
+            b->lo = l;
+            b->count += m->layer[l].shard;
+            continue;
+        }
+        b = &t->bucket[t->nbuckets++];
+        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
+    }
+}
+
+// Waits for request r. Adds the time it ran on the comm thread to *time, and to
+// *hidden the part of that before this thread began to wait: time it ran while
+// this thread computed.
+void wait_timed(CommReq r, double *time, double *hidden) {
+    double waiting_from = now_s(), start, end;
+    comm_wait(r);
+    comm_req_times(r, &start, &end);
+    *time += end - start;
+    *hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
+}
+
+// Waits for the reduce-scatter in flight, then frees its full gradients.
+void reduce_scatter_wait(Trainer *t) {
+    Bucket *b = t->sending;
+    if (!b) return;
+    wait_timed(b->req, &t->rs_time, &t->rs_hidden);
+    mem_free(b->buf);
+    b->buf = NULL;
+    t->sending = NULL;
+}
+
+// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
+void reduce_scatter_launch(Trainer *t, Bucket *b) {
+    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
+    float *shards = t->model.grads + t->model.layer[b->lo].soff;
+    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
+    // micro-batches) to my own contribution keeps it in the sum.
+    axpy(b->buf + (size_t)rt.rank * b->count, 1.0f, shards, b->count);
+    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, DT_F32);
+    t->sending = b;
+}
+
+// Backward has produced g, layer l's full gradient. A bucket of one layer sends
+// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
+// of every layer together), so g is copied in and freed.
+void grads_ready(Trainer *t, int l, float *g) {
+    const Layer *L = &t->model.layer[l];
+    Bucket *b = t->bucket;
+    while (l < b->lo) b++;
+    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
+    if (b->lo == b->hi) {
+        b->buf = g;
+    } else {
+        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * sizeof(float));
+        size_t at = L->soff - t->model.layer[b->lo].soff;
+        for (int r = 0; r < rt.world; r++)
+            copy(b->buf + (size_t)r * b->count + at, g + (size_t)r * L->shard, L->shard);
+        mem_free(g);
+    }
+    if (l == b->lo) reduce_scatter_launch(t, b);
+}
+
+// Starts the all-gather of layer l's params into a fresh buffer (comm_buffers).
+void gather_launch(Trainer *t, int l) {
+    const Layer *L = &t->model.layer[l];
+    t->gathered[l] = mem_alloc(MEM_COMM_BUFFERS, L->pad * sizeof(float));
+    t->gather_req[l] = comm_all_gather_async(t->model.params + L->soff, t->gathered[l], L->shard,
+                                             DT_F32);
+}
+
+// Layer l's full params, gathered from every rank's slice, waiting if needed.
+// With --prefetch 1 the gather of layer `next` is launched first, so it runs on
+// the comm thread while layer l computes.
+float *gather_params(Trainer *t, int l, int next) {
+    if (!t->gathered[l]) gather_launch(t, l);
+    if (t->a.prefetch && next >= 0 && next < t->model.nlayers && !t->gathered[next])
+        gather_launch(t, next);
+    if (t->gather_req[l] >= 0) wait_timed(t->gather_req[l], &t->ag_time, &t->ag_hidden);
+    t->gather_req[l] = -1;
+    return t->gathered[l];
+}
+
+// The layer has run: its full params go back to mem.
+void gather_free(Trainer *t, int l) {
+    mem_free(t->gathered[l]);
+    t->gathered[l] = NULL;
+}
+
+// ----------------------------------------------------------------------------
+// training
+
+void trainer_setup(Trainer *t, const Args *a) {
+    memset(t, 0, sizeof *t);
+    t->a = *a;
+    if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
+    const char *err = data_load(&t->data, a->data, a->context, a->seed);
+    agree_input(err == NULL, err);
+    model_build(&t->model, a);
+    if (a->init) {
+        err = load_params(&t->model, a->init);
+        agree_input(err == NULL, err);
+    } else {
+        init_params(&t->model, a->seed);
+    }
+    adam_alloc(&t->opt, a, t->model.shard_numel);
+    buckets_plan(t);
+    acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
+    err = NULL;
+    if (a->save_model && rt.rank == 0) err = ckpt_can_write(a->save_model);
+    agree_input(err == NULL, err);
+    static char msg[512];
+    if (a->loss_log && rt.rank == 0 && !(t->loss_log = fopen(a->loss_log, "w"))) {
+        snprintf(msg, sizeof msg, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
+        err = msg;
+    }
+    agree_input(err == NULL, err);
+}
+
+void trainer_teardown(Trainer *t) {
+    if (t->loss_log) fclose(t->loss_log);
+    acts_free(&t->acts, &t->model);
+    mem_free(t->opt.m);
+    mem_free(t->opt.v);
+    mem_free(t->model.params);
+    mem_free(t->model.grads);
+    data_free(&t->data);
+}
+
+// One optimizer step over global batch `step`: this rank's micro-batches, then
+// the update. Returns the mean loss over the global batch.
+double train_step(Trainer *t, long step) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    int B = t->a.batch, per_rank = B / rt.world;
+    zero_grad(m);
+    double loss = 0.0;
+    for (int k = 0; k < t->a.accum; k++) {
+        data_batch(&t->data, step, B, rt.rank * per_rank + k * x->rows, x->rows, x->ctx, x->targets);
+        loss += forward_backward(t, B);
+    }
+    // Each rank's gradient covers its B/N examples (already scaled by 1/B): the
+    // sum over ranks is the gradient of the global batch. The reduce-scatters
+    // were launched during backward; the last may still be in flight.
+    reduce_scatter_wait(t);
+    comm_metric_sum(&loss, 1);
+    if (t->a.clip > 0) clip_grads(m, t->a.clip);
+    adam_step(&t->opt, m);
+    return loss / B;
+}
+
+void train(Trainer *t) {
+    long steps = t->a.steps;
+    double window_start = now_s();
+    long window_steps = 0;
+    comm_reset_stats();
+    mem_reset_peaks();
+    t->rs_time = t->rs_hidden = t->ag_time = t->ag_hidden = 0.0;
+    steptime_reset();
+    for (long s = 0; s < steps; s++) {
+        double t0 = now_s();
+        t->loss = train_step(t, s);
+        double ms = 1e3 * (now_s() - t0);
+        steptime_record(ms);
+        window_steps++;
+        if (t->loss_log) fprintf(t->loss_log, "%ld %.9g\n", s + 1, t->loss);
+        int every = t->a.log_every;
+        if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
+            double dt = now_s() - window_start;
+            print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s\n", s + 1, steps, t->loss,
+                   1e3 * dt / window_steps, t->a.batch * window_steps / dt);
+            window_start = now_s();
+            window_steps = 0;
+        }
+    }
+    t->comm = comm_stats();
+}
+
+// ----------------------------------------------------------------------------
+// sampling
+
+// Rank 0 prints words drawn from the trained model, one symbol at a time. Every
+// rank runs the loop: each forward gathers the layers from all of them, and the
+// same seed makes every rank draw the same words.
+void sample_words(Trainer *t) {
+    if (t->a.sample == 0) return;
+    print0("\nsamples:");
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    Rng r = rng_stream(t->a.seed, RNG_STREAM_SAMPLE);
+    float probs[VOCAB];
+    for (int w = 0; w < t->a.sample; w++) {
+        char word[64];
+        int len = 0;
+        memset(x->ctx, 0, (size_t)m->T);
+        for (;;) {
+            forward(t, 1);
+            gather_free(t, m->nlayers - 1);  // no backward follows
+            softmax_row(probs, x->act[m->nlayers], VOCAB);
+            float u = rng_uniform(&r), acc = 0.0f;
+            int next = VOCAB - 1;
+            for (int c = 0; c < VOCAB; c++)
+                if (u < (acc += probs[c])) { next = c; break; }
+            if (next == 0 || len == (int)sizeof word - 1) break;
+            word[len++] = data_char(next);
+            memmove(x->ctx, x->ctx + 1, (size_t)m->T - 1);
+            x->ctx[m->T - 1] = (uint8_t)next;
+        }
+        word[len] = '\0';
+        print0(" %s", word);
+    }
+    print0("\n");
+}
+
+// ----------------------------------------------------------------------------
+// reports
+
+// The model state this stage keeps per rank, in bytes: 16Ψ_pad/N.
+double model_state_formula(const Model *m) { return 16.0 * (double)m->shard_numel; }
+// Bytes each rank sends per step under the ring model: per micro-batch, the
+// all-gathers of forward (every layer) and backward (all but the last layer)
+// and a reduce-scatter of the gradients; with clipping one all-reduce of a double.
+double comm_theory(const Trainer *t) {
+    const Model *m = &t->model;
+    double N = rt.world, pad = 4.0 * (double)m->shard_numel * N;
+    double last = 4.0 * (double)m->layer[m->nlayers - 1].pad;
+    double micro = (N - 1) / N * (pad + (pad - last) + pad);
+    return t->a.accum * micro + (t->a.clip > 0 ? 2.0 * (N - 1) / N * 8.0 : 0.0);
+}
+
+void report(Trainer *t) {
+    const Model *m = &t->model;
+    char formula[128], theory[256];
+    snprintf(formula, sizeof formula, "16Ψ_pad/N = 16 x %zu/%d", m->shard_numel * rt.world,
+             rt.world);
+    size_t peak = 0;
+    size_t state = mem_report(formula, model_state_formula(m), &peak);
+    double g[2] = { (double)mem_stats().peak[MEM_GRADS], (double)mem_stats().peak[MEM_COMM_BUFFERS] };
+    comm_metric_max(g, 2);
+    print0("  grads at peak: %.0f bytes = slices 4Ψ_pad/N %zu + full gradients in flight %.0f "
+           "(a full 4Ψ is %zu)\n", g[0], 4 * m->shard_numel, g[0] - 4.0 * (double)m->shard_numel,
+           4 * m->numel);
+    print0("  params gathered at peak: %.0f bytes in comm_buffers (%s; a full 4Ψ is %zu)\n", g[1],
+           t->a.prefetch ? "a layer and the one prefetched" : "one layer at a time", 4 * m->numel);
+    snprintf(theory, sizeof theory, "%d x (all_gather (N-1)/N x 4Ψ_pad + all_gather (N-1)/N x "
+             "4(Ψ_pad - last layer) + reduce_scatter (N-1)/N x 4Ψ_pad)%s (Ψ_pad = %zu)", t->a.accum,
+             t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "", m->shard_numel * rt.world);
+    comm_report(&t->comm, (int)t->a.steps, theory, comm_theory(t));
+    double per = 1e3 / (double)t->a.steps;
+    print0("  reduce-scatter: %.3f ms per step on the comm thread, %.3f ms of it under compute "
+           "(rank 0, %d bucket%s)\n", t->rs_time * per, t->rs_hidden * per, t->nbuckets,
+           t->nbuckets > 1 ? "s" : "");
+    print0("  all-gather: %.3f ms per step on the comm thread, %.3f ms of it under compute "
+           "(rank 0, prefetch %s)\n", t->ag_time * per, t->ag_hidden * per, t->a.prefetch ? "on" : "off");
+    double sent = comm_total_sent_bytes(&t->comm) / (double)t->a.steps;
+    print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
+           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f\n",
+           STAGE, rt.world, t->a.device, m->numel, t->a.steps, t->loss, state, peak, sent,
+           steptime_median());
+}
+
+// ----------------------------------------------------------------------------
+// main
+
+#ifndef LECTURE_TEST
+int main(int argc, char **argv) {
+    rt_init(&argc, &argv, STAGE);
+    Args a;
+    args_init(&a, argc, argv, OPTIONS);
+    Trainer t;
+    trainer_setup(&t, &a);
+    print0("%s: %d rank%s, Ψ = %zu parameters (%d Linear layers), %zu words, %zu examples\n",
+           STAGE, rt.world, rt.world > 1 ? "s" : "", t.model.numel, t.model.nlayers,
+           t.data.nwords, t.data.n);
+    print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
+           "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
+    train(&t);
+    if (a.save_model) {
+        const char *err = save_params(&t, a.save_model);
+        if (err) fatal("%s", err);
+    }
+    sample_words(&t);
+    report(&t);
+    trainer_teardown(&t);
+    rt_finalize();
+    return 0;
+}
+#endif
