@@ -31,11 +31,6 @@ static struct {
 static const CommBackend *backends[] = { &comm_backend_mpi };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
-size_t dtype_size(DType dt) {
-    static const size_t sz[] = { 4, 2, 2, 8, 4 };
-    return sz[dt];
-}
-
 const char *coll_name(CollKind k) {
     static const char *names[] = { "all_reduce", "reduce_scatter", "all_gather",
                                    "broadcast", "reduce", "scatter", "barrier" };

@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { DT_F32, DT_BF16, DT_F16, DT_F64, DT_I32 } DType;
+#include "dtype.h"
+
 typedef enum { OP_SUM, OP_MAX, OP_MIN } RedOp;
 typedef enum {
     COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST,
@@ -39,7 +40,6 @@ void comm_finalize(void);
 int comm_use(const char *name);
 // Names of the backends this build has, space separated.
 const char *comm_backends(void);
-size_t dtype_size(DType dt);
 const char *coll_name(CollKind k);
 
 // In place: buf holds count elements on every rank.

@@ -11,11 +11,31 @@ static MPI_Datatype mpi_type(DType dt) {
     case DT_F32: return MPI_FLOAT;
     case DT_F64: return MPI_DOUBLE;
     case DT_I32: return MPI_INT;
-    default: fatal("comm mpi: 16-bit types are not supported by this backend yet");
+    default: return MPI_UINT16_T;  // bf16 and fp16 travel as their bits
     }
 }
 
-static MPI_Op mpi_op(RedOp op) {
+// MPI cannot add bf16 or fp16: these ops do, each pair in fp32, rounded once.
+static void sum_bf16(void *in, void *inout, int *len, MPI_Datatype *type) {
+    (void)type;
+    uint16_t *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) b[i] = f32_to_bf16(bf16_to_f32(a[i]) + bf16_to_f32(b[i]));
+}
+
+static void sum_f16(void *in, void *inout, int *len, MPI_Datatype *type) {
+    (void)type;
+    uint16_t *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) b[i] = f32_to_f16(f16_to_f32(a[i]) + f16_to_f32(b[i]));
+}
+
+static MPI_Op mpi_op(RedOp op, DType dt) {
+    static MPI_Op half_sum[2] = { MPI_OP_NULL, MPI_OP_NULL };
+    if (dt == DT_BF16 || dt == DT_F16) {
+        if (op != OP_SUM) fatal("comm mpi: only sums are supported for %s", dtype_name(dt));
+        int k = dt == DT_F16;
+        if (half_sum[k] == MPI_OP_NULL) CHECK_MPI(MPI_Op_create(k ? sum_f16 : sum_bf16, 1, &half_sum[k]));
+        return half_sum[k];
+    }
     switch (op) {
     case OP_SUM: return MPI_SUM;
     case OP_MAX: return MPI_MAX;
@@ -40,15 +60,15 @@ static void run(const CommOp *o) {
     const char *inplace = (const char *)o->recv + (size_t)rt.rank * o->count * dtype_size(o->dt);
     switch (o->kind) {
     case COLL_ALL_REDUCE:
-        CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, o->recv, n, t, mpi_op(o->op), w));
+        CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, o->recv, n, t, mpi_op(o->op, o->dt), w));
         break;
     case COLL_REDUCE_SCATTER:
         if (o->recv == inplace_rs(o)) {
             // MPI's in-place form leaves the result at the start of the buffer.
-            CHECK_MPI(MPI_Reduce_scatter_block(MPI_IN_PLACE, (void *)o->send, n, t, MPI_SUM, w));
+            CHECK_MPI(MPI_Reduce_scatter_block(MPI_IN_PLACE, (void *)o->send, n, t, mpi_op(OP_SUM, o->dt), w));
             if (rt.rank) memmove(o->recv, o->send, o->count * dtype_size(o->dt));
         } else {
-            CHECK_MPI(MPI_Reduce_scatter_block(o->send, o->recv, n, t, MPI_SUM, w));
+            CHECK_MPI(MPI_Reduce_scatter_block(o->send, o->recv, n, t, mpi_op(OP_SUM, o->dt), w));
         }
         break;
     case COLL_ALL_GATHER:
@@ -60,7 +80,7 @@ static void run(const CommOp *o) {
         break;
     case COLL_REDUCE:
         CHECK_MPI(MPI_Reduce(o->send == o->recv && rt.rank == o->root ? MPI_IN_PLACE : o->send,
-                             o->recv, n, t, mpi_op(o->op), o->root, w));
+                             o->recv, n, t, mpi_op(o->op, o->dt), o->root, w));
         break;
     case COLL_SCATTER:
         CHECK_MPI(MPI_Scatter(o->send, n, t, o->recv, n, t, o->root, w));

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dtype.h"
+
 typedef struct {
     float lr, beta1, beta2, eps, weight_decay;
 } AdamHyper;
@@ -49,5 +51,20 @@ void scale(float *x, float a, size_t n);
 void axpy(float *y, float a, const float *x, size_t n);
 // 1 if no element is inf or NaN.
 int all_finite(const float *x, size_t n);
+
+// Mixed precision. Buffers of type dt hold n elements of dtype_size(dt) bytes;
+// conversions to a 16-bit type round to nearest even (see dtype.h).
+// dst = src as fp32.
+void cast_to_f32(float *dst, const void *src, DType dt, size_t n);
+// dst = src rounded to dt (dst may be src when dt is fp32).
+void cast_from_f32(void *dst, const float *src, DType dt, size_t n);
+// x = x rounded to dt and back: what storing x in dt keeps.
+void round_to(float *x, DType dt, size_t n);
+// y += x, added in fp32 and rounded to dt.
+void add_to(void *y, const void *x, DType dt, size_t n);
+// dst = src, n elements of type dt.
+void copy_dt(void *dst, const void *src, DType dt, size_t n);
+// 1 if no element of x (type dt) is inf or NaN.
+int all_finite_dt(const void *x, DType dt, size_t n);
 
 #endif

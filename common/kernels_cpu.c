@@ -124,3 +124,68 @@ int all_finite(const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) ok &= isfinite(x[i]) != 0;
     return ok;
 }
+
+// ----------------------------------------------------------------------------
+// mixed precision
+
+static float load(const void *p, DType dt, size_t i) {
+    switch (dt) {
+    case DT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+    case DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+static void store(void *p, DType dt, size_t i, float v) {
+    switch (dt) {
+    case DT_BF16: ((uint16_t *)p)[i] = f32_to_bf16(v); break;
+    case DT_F16: ((uint16_t *)p)[i] = f32_to_f16(v); break;
+    default: ((float *)p)[i] = v; break;
+    }
+}
+
+static void check_float_type(DType dt, const char *what) {
+    if (dt != DT_F32 && dt != DT_BF16 && dt != DT_F16) fatal("%s: %s is not a float type", what, dtype_name(dt));
+}
+
+void cast_to_f32(float *dst, const void *src, DType dt, size_t n) {
+    check_float_type(dt, "cast_to_f32");
+    if (dt == DT_F32) { if ((const void *)dst != src) copy(dst, src, n); return; }
+    for (size_t i = 0; i < n; i++) dst[i] = load(src, dt, i);
+}
+
+void cast_from_f32(void *dst, const float *src, DType dt, size_t n) {
+    check_float_type(dt, "cast_from_f32");
+    if (dt == DT_F32) { if (dst != (const void *)src) copy(dst, src, n); return; }
+    for (size_t i = 0; i < n; i++) store(dst, dt, i, src[i]);
+}
+
+void round_to(float *x, DType dt, size_t n) {
+    check_float_type(dt, "round_to");
+    if (dt == DT_F32) return;
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h = dt == DT_BF16 ? f32_to_bf16(x[i]) : f32_to_f16(x[i]);
+        x[i] = dt == DT_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+    }
+}
+
+void add_to(void *y, const void *x, DType dt, size_t n) {
+    check_float_type(dt, "add_to");
+    if (dt == DT_F32) { axpy(y, 1.0f, x, n); return; }
+    for (size_t i = 0; i < n; i++) store(y, dt, i, load(y, dt, i) + load(x, dt, i));
+}
+
+void copy_dt(void *dst, const void *src, DType dt, size_t n) {
+    if (n) memcpy(dst, src, n * dtype_size(dt));
+}
+
+int all_finite_dt(const void *x, DType dt, size_t n) {
+    check_float_type(dt, "all_finite_dt");
+    if (dt == DT_F32) return all_finite(x, n);
+    // A 16-bit float is inf or NaN when its exponent bits are all ones.
+    uint16_t mask = dt == DT_BF16 ? 0x7f80u : 0x7c00u;
+    const uint16_t *h = x;
+    for (size_t i = 0; i < n; i++)
+        if ((h[i] & mask) == mask) return 0;
+    return 1;
+}

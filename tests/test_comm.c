@@ -153,6 +153,46 @@ START_TEST(test_other_types) {
 }
 END_TEST
 
+START_TEST(test_16bit) {
+    // bf16 and fp16 travel as 2 bytes; sums are done in fp32 per pair. The
+    // inputs are halves in [-7.5, 7.5], whose sums over a few ranks every type
+    // holds exactly, so results are compared bit for bit.
+    const DType types[] = { DT_BF16, DT_F16 };
+    for (int q = 0; q < 2; q++) {
+        DType dt = types[q];
+        size_t per = 1001, n = per * rt.world;
+        uint16_t *x = mem_alloc(MEM_COMM_BUFFERS, n * 2), *y = mem_alloc(MEM_COMM_BUFFERS, n * 2);
+        float *f = mem_alloc(MEM_COMM_BUFFERS, n * 4);
+        for (size_t i = 0; i < n; i++) f[i] = input(rt.rank, i);
+        cast_from_f32(x, f, dt, n);
+        CommStats before = comm_stats();
+        comm_reduce_scatter(x, y, per, dt);
+        CommStats after = comm_stats();
+        cast_to_f32(f, y, dt, per);
+        int ok = 1;
+        for (size_t i = 0; i < per; i++) ok &= f[i] == (float)sum_over_ranks(rt.rank * per + i);
+        CK_ALL(ok, "%s reduce_scatter wrong", dtype_name(dt));
+        const CommCount *a = &after.kind[COLL_REDUCE_SCATTER], *b = &before.kind[COLL_REDUCE_SCATTER];
+        CK_ALL(a->payload - b->payload == 2 * n && a->sent_xn - b->sent_xn == (uint64_t)(rt.world - 1) * 2 * n,
+               "%s reduce_scatter accounting is not 2 bytes per element", dtype_name(dt));
+        for (size_t i = 0; i < per; i++) f[i] = input(rt.rank, i);
+        cast_from_f32(x, f, dt, per);
+        comm_all_gather(x, y, per, dt);
+        cast_to_f32(f, y, dt, n);
+        for (int r = 0; r < rt.world; r++)
+            for (size_t i = 0; i < per; i++) ok &= f[r * per + i] == input(r, i);
+        CK_ALL(ok, "%s all_gather wrong", dtype_name(dt));
+        for (size_t i = 0; i < per; i++) f[i] = input(rt.rank, i);
+        cast_from_f32(x, f, dt, per);
+        comm_all_reduce(x, per, dt, OP_SUM);
+        cast_to_f32(f, x, dt, per);
+        for (size_t i = 0; i < per; i++) ok &= f[i] == (float)sum_over_ranks(i);
+        CK_ALL(ok, "%s all_reduce wrong", dtype_name(dt));
+        mem_free(x); mem_free(y); mem_free(f);
+    }
+}
+END_TEST
+
 // ----------------------------------------------------------------------------
 // async
 
@@ -220,6 +260,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_all_gather);
     tcase_add_test(tc, test_rooted);
     tcase_add_test(tc, test_other_types);
+    tcase_add_test(tc, test_16bit);
     tcase_add_test(tc, test_async_in_order);
     tcase_add_test(tc, test_async_overlaps_compute);
     tcase_add_test(tc, test_no_leaks);

@@ -1,0 +1,155 @@
+// test_dtype: the fp32 -> bf16 / fp16 conversions against a reference that
+// knows nothing of bit tricks: decode every 16-bit code to a double with ldexp,
+// and round by searching for the nearest one (ties to the even code, overflow
+// to infinity as the next value past the largest). Every code, every tie, the
+// subnormals, the overflow edge, NaN and signed zero; then the array kernels.
+#include "check_mpi.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../common/kernels.h"
+#include "../common/mem.h"
+#include "../common/rng.h"
+
+typedef struct {
+    DType dt;
+    int mant;          // mantissa bits
+    int bias;
+    uint16_t inf;      // the code of +infinity
+} Fmt;
+
+static const Fmt BF16 = { DT_BF16, 7, 127, 0x7f80 }, F16 = { DT_F16, 10, 15, 0x7c00 };
+
+// Value of a non-negative code up to and including inf, which is taken to be
+// the value one step past the largest finite number.
+static double ref_value(const Fmt *f, uint32_t c) {
+    uint32_t e = c >> f->mant, m = c & ((1u << f->mant) - 1);
+    if (e == 0) return ldexp((double)m, 1 - f->bias - f->mant);
+    return ldexp(1.0 + ldexp((double)m, -f->mant), (int)e - f->bias);
+}
+
+static uint16_t ref_round(const Fmt *f, float x) {
+    uint16_t sign = signbit(x) ? 0x8000 : 0;
+    double a = fabs((double)x);
+    uint32_t lo = 0, hi = f->inf;
+    if (a >= ref_value(f, f->inf)) return sign | f->inf;
+    while (hi - lo > 1) {  // ref_value(lo) <= a < ref_value(hi)
+        uint32_t mid = (lo + hi) / 2;
+        if (ref_value(f, mid) <= a) lo = mid; else hi = mid;
+    }
+    double dl = a - ref_value(f, lo), dh = ref_value(f, hi) - a;
+    uint32_t c = dl < dh ? lo : dh < dl ? hi : ((lo & 1) ? hi : lo);
+    return (uint16_t)(sign | c);
+}
+
+static uint16_t to16(const Fmt *f, float x) { return f->dt == DT_BF16 ? f32_to_bf16(x) : f32_to_f16(x); }
+static float from16(const Fmt *f, uint16_t h) { return f->dt == DT_BF16 ? bf16_to_f32(h) : f16_to_f32(h); }
+
+static void check_fmt(const Fmt *f) {
+    const char *name = dtype_name(f->dt);
+    // Every finite code decodes to the reference value and encodes back to itself.
+    for (uint32_t c = 0; c <= f->inf; c++)
+        for (uint32_t s = 0; s <= 0x8000; s += 0x8000) {
+            float v = from16(f, (uint16_t)(c | s));
+            double want = c == f->inf ? INFINITY : ref_value(f, c);
+            ck_assert_msg((double)fabsf(v) == want && (signbit(v) != 0) == (s != 0),
+                          "%s code %04x decodes to %g", name, c | s, (double)v);
+            ck_assert_msg(to16(f, v) == (c | s), "%s code %04x does not round-trip", name, c | s);
+        }
+    // Every midpoint between neighbours is a tie (to the even code), and the
+    // floats just beside it round to the nearer side.
+    for (uint32_t c = 0; c < f->inf; c++) {
+        double mid = (ref_value(f, c) + ref_value(f, c + 1)) / 2;
+        float x = (float)mid;
+        if ((double)x != mid) continue;  // not representable in fp32: no tie to test
+        ck_assert_msg(to16(f, x) == ref_round(f, x), "%s tie above %04x: got %04x want %04x", name, c,
+                      to16(f, x), ref_round(f, x));
+        float up = nextafterf(x, INFINITY), down = nextafterf(x, 0);
+        ck_assert_uint_eq(to16(f, up), ref_round(f, up));
+        ck_assert_uint_eq(to16(f, down), ref_round(f, down));
+        ck_assert_uint_eq(to16(f, -x), ref_round(f, -x));
+    }
+    // Random fp32 bit patterns cover every exponent, fp32 subnormals included.
+    Rng r = rng_stream(99, 7);
+    for (int i = 0; i < 300000; i++) {
+        uint32_t u = (uint32_t)(rng_uniform(&r) * 4294967296.0);
+        float x;
+        memcpy(&x, &u, sizeof x);
+        if (isnan(x)) continue;
+        ck_assert_msg(to16(f, x) == ref_round(f, x), "%s of %a: got %04x want %04x", name, (double)x,
+                      to16(f, x), ref_round(f, x));
+    }
+    // NaN stays NaN (quiet), infinities and signed zeros stay.
+    ck_assert(isnan(from16(f, to16(f, NAN))));
+    ck_assert(isnan(from16(f, to16(f, -NAN))));
+    ck_assert_uint_eq(to16(f, INFINITY), f->inf);
+    ck_assert_uint_eq(to16(f, -INFINITY), 0x8000 | f->inf);
+    ck_assert_uint_eq(to16(f, -0.0f), 0x8000);
+    ck_assert_uint_eq(to16(f, FLT_MAX), f->inf);  // overflow rounds to infinity
+}
+
+START_TEST(test_bf16) { check_fmt(&BF16); }
+END_TEST
+
+START_TEST(test_f16) {
+    check_fmt(&F16);
+    // The edges people get wrong: the largest half, the overflow tie, the
+    // smallest subnormal, and the tie with zero below it.
+    ck_assert_uint_eq(f32_to_f16(65504.0f), 0x7bff);
+    ck_assert_uint_eq(f32_to_f16(65519.99f), 0x7bff);
+    ck_assert_uint_eq(f32_to_f16(65520.0f), 0x7c00);
+    ck_assert_uint_eq(f32_to_f16(ldexpf(1, -24)), 0x0001);
+    ck_assert_uint_eq(f32_to_f16(ldexpf(1, -25)), 0x0000);
+    ck_assert_uint_eq(f32_to_f16(ldexpf(3, -26)), 0x0001);
+    ck_assert_uint_eq(f32_to_f16(ldexpf(3, -25)), 0x0002);  // 1.5 x 2^-24: tie to even 2
+}
+END_TEST
+
+START_TEST(test_array_kernels) {
+    size_t n = 1001;
+    float *x = mem_alloc(MEM_DATA, n * 4), *y = mem_alloc(MEM_DATA, n * 4), *z = mem_alloc(MEM_DATA, n * 4);
+    uint16_t *h = mem_alloc(MEM_DATA, n * 2), *k = mem_alloc(MEM_DATA, n * 2);
+    Rng r = rng_stream(5, 1);
+    for (size_t i = 0; i < n; i++) x[i] = (rng_uniform(&r) - 0.5f) * 1e3f;
+    const Fmt *fmts[] = { &BF16, &F16 };
+    for (int q = 0; q < 2; q++) {
+        const Fmt *f = fmts[q];
+        cast_from_f32(h, x, f->dt, n);
+        cast_to_f32(y, h, f->dt, n);
+        copy(z, x, n);
+        round_to(z, f->dt, n);
+        for (size_t i = 0; i < n; i++) {
+            ck_assert_uint_eq(h[i], ref_round(f, x[i]));
+            ck_assert(y[i] == from16(f, h[i]) && z[i] == y[i]);
+        }
+        // add_to: the sum in fp32, rounded once.
+        copy_dt(k, h, f->dt, n);
+        add_to(k, h, f->dt, n);
+        for (size_t i = 0; i < n; i++) ck_assert_uint_eq(k[i], to16(f, from16(f, h[i]) + from16(f, h[i])));
+        ck_assert_int_eq(all_finite_dt(k, f->dt, n), 1);
+        k[n / 2] = (uint16_t)(f->inf | 0x8000);
+        ck_assert_int_eq(all_finite_dt(k, f->dt, n), 0);
+        k[n / 2] = (uint16_t)(f->inf | 1);  // NaN
+        ck_assert_int_eq(all_finite_dt(k, f->dt, n), 0);
+    }
+    // fp32 is the identity, in place too.
+    cast_from_f32(y, x, DT_F32, n);
+    cast_from_f32(y, y, DT_F32, n);
+    ck_assert_mem_eq(y, x, n * 4);
+    mem_free(x); mem_free(y); mem_free(z); mem_free(h); mem_free(k);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("dtype");
+    TCase *tc = tcase_create("conversions");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_bf16);
+    tcase_add_test(tc, test_f16);
+    tcase_add_test(tc, test_array_kernels);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN("test_dtype", suite)
