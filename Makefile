@@ -21,10 +21,10 @@ CFLAGS  += -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 
 COMMON   = rt args mem dtype comm comm_mpi kernels_cpu data ckpt rng
-STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3
+STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
 STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
 UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt
-MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4
+MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
 STAGE_TESTS = test_lc0
 TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) abort_one_rank)
 
@@ -94,6 +94,8 @@ diff-lc3:
 	@diff -u lc2_zero1/zero1.c lc3_zero2/zero2.c || true
 diff-lc4:
 	@diff -u lc3_zero2/zero2.c lc4_zero3/zero3.c || true
+diff-lc5:
+	@diff -u lc4_zero3/zero3.c lc5_mixed_precision/mixed_precision.c || true
 
 clean:
 	rm -rf $(BUILD) build

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { T_INT, T_LONG, T_U64, T_FLOAT, T_STR, T_CHOICE } OptType;
+typedef enum { T_INT, T_LONG, T_U64, T_FLOAT, T_STR, T_CHOICE, T_CHOICE_OR_NUM } OptType;
 
 typedef struct {
     const char *name;
@@ -18,7 +18,7 @@ typedef struct {
     size_t offset;        // of the field in Args
     const char *def;      // default, parsed like a user's value (NULL: none)
     double lo, hi;        // inclusive range for numbers
-    const char *choices;  // for T_CHOICE, space separated
+    const char *choices;  // for T_CHOICE and T_CHOICE_OR_NUM, space separated
     const char *help;
 } Opt;
 
@@ -49,6 +49,11 @@ static const Opt opts[] = {
       "how sharded stages sum gradients" },
     { "prefetch", T_INT, F(prefetch), "1", 0, 1, NULL,
       "1: gather the next layer's params while this one computes; 0: gather on demand" },
+    { "dtype", T_CHOICE, F(dtype), "bf16", 0, 0, "bf16 fp16 fp32", "type of params and grads (mixed precision)" },
+    { "loss-scale", T_CHOICE_OR_NUM, F(loss_scale), "auto", 1, 1e9, "auto dynamic none",
+      "dynamic, none or a static scale; auto: dynamic for fp16, none otherwise" },
+    { "scale-window", T_INT, F(scale_window), "1000", 1, 1e9, NULL,
+      "clean steps before a dynamic loss scale doubles" },
     { "bucket-mb", T_FLOAT, F(bucket_mb), "0", 0, 1e6, NULL,
       "MiB of consecutive layers per reduce-scatter; 0 = one layer each" },
 };
@@ -67,6 +72,8 @@ static int fail(char *err, size_t len, const char *fmt, ...) {
 
 static void describe_range(const Opt *o, char *buf, size_t len) {
     if (o->type == T_CHOICE) snprintf(buf, len, "one of: %s", o->choices);
+    else if (o->type == T_CHOICE_OR_NUM)
+        snprintf(buf, len, "one of: %s, or a number in [%g, %g]", o->choices, o->lo, o->hi);
     else if (o->type == T_STR) snprintf(buf, len, "a path");
     else if (o->type == T_FLOAT) snprintf(buf, len, "a number in [%g, %g]", o->lo, o->hi);
     else snprintf(buf, len, "an integer in [%.0f, %.0f]", o->lo, o->hi);
@@ -85,6 +92,14 @@ static int set_value(Args *a, const Opt *o, const char *v, char *err, size_t len
     char *end = NULL;
     void *field = (char *)a + o->offset;
     errno = 0;
+    if (o->type == T_CHOICE_OR_NUM) {
+        double x = strtod(v, &end);
+        if (!has_word(o->choices, v) &&
+            (end == v || *end != '\0' || errno == ERANGE || !isfinite(x) || x < o->lo || x > o->hi))
+            return fail(err, len, "--%s %s: expected %s", o->name, v, range);
+        *(const char **)field = v;
+        return ARGS_OK;
+    }
     if (o->type == T_STR || o->type == T_CHOICE) {
         if (*v == '\0') return fail(err, len, "--%s: empty value (expected %s)", o->name, range);
         if (o->type == T_CHOICE && !has_word(o->choices, v))

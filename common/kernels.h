@@ -64,6 +64,8 @@ void round_to(float *x, DType dt, size_t n);
 void add_to(void *y, const void *x, DType dt, size_t n);
 // dst = src, n elements of type dt.
 void copy_dt(void *dst, const void *src, DType dt, size_t n);
+// x = 0, n elements of type dt.
+void zero_dt(void *x, DType dt, size_t n);
 // 1 if no element of x (type dt) is inf or NaN.
 int all_finite_dt(const void *x, DType dt, size_t n);
 

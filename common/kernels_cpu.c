@@ -179,6 +179,10 @@ void copy_dt(void *dst, const void *src, DType dt, size_t n) {
     if (n) memcpy(dst, src, n * dtype_size(dt));
 }
 
+void zero_dt(void *x, DType dt, size_t n) {
+    if (n) memset(x, 0, n * dtype_size(dt));  // +0.0 is all zero bits in every float type
+}
+
 int all_finite_dt(const void *x, DType dt, size_t n) {
     check_float_type(dt, "all_finite_dt");
     if (dt == DT_F32) return all_finite(x, n);

@@ -36,7 +36,7 @@ grep -v '^#' tests/ref_configs | while IFS='|' read -r name common _only; do
 done
 
 for n in 1 2 3 4; do
-  for t in test_comm test_lc1 test_lc2 test_lc3 test_lc4; do
+  for t in test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5; do
     run "$t N=$n" tools/launch "$n" "$BUILD/test/$t"
   done
 done

@@ -8,7 +8,7 @@
 #include "../common/args.h"
 
 #define ALL "data context hidden layers batch accum steps lr beta1 beta2 eps weight-decay " \
-            "clip seed log-every sample init save-model loss-log device comm grad-sync bucket-mb prefetch"
+            "clip seed log-every sample init save-model loss-log device comm grad-sync bucket-mb prefetch dtype loss-scale scale-window"
 
 static int parse(Args *a, int world, char *err, const char *accepted, ...) {
     char *argv[32] = { "prog" };
@@ -33,6 +33,12 @@ START_TEST(test_defaults_and_values) {
     ck_assert_str_eq(a.grad_sync, "reduce_scatter");
     ck_assert_float_eq(a.bucket_mb, 0.0f);
     ck_assert_int_eq(a.prefetch, 1);
+    ck_assert_str_eq(a.dtype, "bf16");
+    ck_assert_str_eq(a.loss_scale, "auto");
+    ck_assert_int_eq(a.scale_window, 1000);
+    ck_assert_int_eq(parse(&a, 1, err, ALL, "--loss-scale", "1024", "--dtype", "fp16", NULL), ARGS_OK);
+    ck_assert_str_eq(a.loss_scale, "1024");
+    ck_assert_int_eq(parse(&a, 1, err, ALL, "--loss-scale", "none", NULL), ARGS_OK);
     ck_assert_ptr_null(a.init);
     ck_assert_int_eq(parse(&a, 4, err, ALL, "--hidden", "17", "--lr=0.5", "--seed", "18446744073709551",
                            "--steps", "12", "--comm", "mpi", "--save-model", "x.st", NULL), ARGS_OK);
@@ -69,6 +75,11 @@ START_TEST(test_bad_input) {
         { { "--grad-sync", "gossip" }, 1, ALL, "--grad-sync gossip: expected one of: reduce_scatter allreduce" },
         { { "--bucket-mb", "-1" }, 1, ALL, "--bucket-mb -1" },
         { { "--prefetch", "2" }, 1, ALL, "--prefetch 2: expected an integer in [0, 1]" },
+        { { "--dtype", "fp8" }, 1, ALL, "--dtype fp8: expected one of: bf16 fp16 fp32" },
+        { { "--loss-scale", "huge" }, 1, ALL, "--loss-scale huge: expected one of: auto dynamic none, or a number" },
+        { { "--loss-scale", "0.5" }, 1, ALL, "--loss-scale 0.5" },
+        { { "--loss-scale", "inf" }, 1, ALL, "--loss-scale inf" },
+        { { "--scale-window", "0" }, 1, ALL, "--scale-window 0" },
         { { "--comm", "mpi" }, 1, "data steps", "option --comm is not used by this stage" },
         { { "--batch", "384" }, 5, ALL, "--batch 384: must be divisible by ranks x accum = 5 x 1" },
         { { "--batch", "12", "--accum", "5" }, 1, ALL, "must be divisible" },

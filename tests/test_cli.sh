@@ -28,7 +28,7 @@ expect() {
   fi
 }
 
-for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3; do
+for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
   bin="$BUILD/bin/$stage"
   n=1; [ "$stage" = lc0_adam ] || n=3
   expect $n 2 "unknown option '--bogus'" "$bin" --bogus 1
@@ -51,6 +51,9 @@ expect 2 2 "--bucket-mb -2: expected a number" "$BUILD/bin/lc3_zero2" --bucket-m
 expect 2 2 "option --grad-sync is not used by this stage" "$BUILD/bin/lc3_zero2" --grad-sync allreduce
 expect 2 2 "--prefetch 3: expected an integer in [0, 1]" "$BUILD/bin/lc4_zero3" --prefetch 3
 expect 2 2 "option --prefetch is not used by this stage" "$BUILD/bin/lc3_zero2" --prefetch 0
+expect 2 2 "--dtype fp8: expected one of: bf16 fp16 fp32" "$BUILD/bin/lc5_mixed_precision" --dtype fp8
+expect 2 2 "--loss-scale 0: expected one of: auto dynamic none, or a number" "$BUILD/bin/lc5_mixed_precision" --loss-scale 0
+expect 2 2 "option --dtype is not used by this stage" "$BUILD/bin/lc4_zero3" --dtype bf16
 
 # A runtime failure on one rank: all ranks end (no hang), non-zero, with the reason.
 timeout 60 tools/launch 3 "$BUILD/test/abort_one_rank" >"$tmp/out" 2>"$tmp/err"
@@ -64,12 +67,21 @@ else bad=$((bad + 1)); echo "FAIL: --help"; fi
 
 # The summary line is the last line of stdout, with every key in order.
 keys="stage ranks device params steps final_loss model_state_bytes peak_bytes comm_bytes_per_step step_ms"
-for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3; do
+for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
   n=1; [ "$stage" = lc0_adam ] || n=2
   tools/launch $n "$BUILD/bin/$stage" $small >"$tmp/out" 2>"$tmp/err"
   got=$(tail -n 1 "$tmp/out" | sed 's/=[^ ]*//g')
   if [ "$got" = "summary $keys" ]; then ok=$((ok + 1))
   else bad=$((bad + 1)); echo "FAIL: $stage summary line: $(tail -n 1 "$tmp/out")"; fi
+done
+
+# lc5 in fp32 computes exactly what lc4 does: the same model file, byte for byte.
+for n in 2 3; do
+  tools/launch $n "$BUILD/bin/lc4_zero3" $small --steps 5 --clip 0.1 --save-model "$tmp/a.st" >/dev/null 2>&1
+  tools/launch $n "$BUILD/bin/lc5_mixed_precision" $small --steps 5 --clip 0.1 --dtype fp32 \
+    --save-model "$tmp/b.st" >/dev/null 2>&1
+  if cmp -s "$tmp/a.st" "$tmp/b.st"; then ok=$((ok + 1))
+  else bad=$((bad + 1)); echo "FAIL: lc5 --dtype fp32 differs from lc4 at N=$n"; fi
 done
 
 echo "command line: $ok passed, $bad failed"

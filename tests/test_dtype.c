@@ -132,6 +132,10 @@ START_TEST(test_array_kernels) {
         ck_assert_int_eq(all_finite_dt(k, f->dt, n), 0);
         k[n / 2] = (uint16_t)(f->inf | 1);  // NaN
         ck_assert_int_eq(all_finite_dt(k, f->dt, n), 0);
+        uint16_t last = k[n - 1];
+        zero_dt(k, f->dt, n - 1);
+        for (size_t i = 0; i + 1 < n; i++) ck_assert_uint_eq(k[i], 0);
+        ck_assert_uint_eq(k[n - 1], last);
     }
     // fp32 is the identity, in place too.
     cast_from_f32(y, x, DT_F32, n);

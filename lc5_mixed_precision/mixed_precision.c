@@ -1,0 +1,763 @@
+// lc5_mixed_precision: ZeRO-3 as in lc4_zero3, with params and grads in a
+// 16-bit type (bf16 by default, or fp16), fp32 master params and Adam state, and
+// loss scaling.
+//
+// The model: T characters of context, each one-hot over 27 symbols ('.', a-z),
+// concatenated into T*27 inputs; L hidden Linear layers with ReLU; a Linear to
+// 27 logits; softmax cross-entropy averaged over the batch. Layer l's segment
+// is its weight [out, in] then its bias.
+//
+// What this stage teaches: the params every forward and backward read, and the
+// gradients they write, need not be fp32. Here they are stored, gathered and
+// reduce-scattered in --dtype (2 bytes each): half the memory and half the
+// bytes on the wire. Compute reads a layer's 16-bit params into fp32, multiplies
+// with fp32 accumulation, and rounds each result to the 16-bit type (round to
+// nearest even), as tensor cores do. Adam cannot work in 16 bits (an update of
+// lr x 1e-3 vanishes next to a weight of 1), so each rank keeps fp32 master
+// params, m and v for its slices and rounds the master into the 16-bit params
+// after each step.
+// fp16 has 5 exponent bits: gradients below 6e-8 flush to zero. Loss scaling
+// multiplies the loss by S before backward, so gradients are S times larger
+// while they are 16-bit, and divides them by S in fp32 before Adam. Dynamic
+// scaling starts at 2^16, halves on an overflow, and doubles after
+// --scale-window clean steps. An overflow (inf or NaN in any rank's slices) is
+// agreed by all ranks through one all-reduce, and every rank skips that step.
+// With --dtype fp32 this stage computes exactly what lc4 does.
+//
+// Model-state memory per rank: params 2 + grads 2 + master 4 + m 4 + v 4 bytes
+// per element of Ψ_pad/N: 16Ψ_pad/N, as lc4, now with the ZeRO paper's K = 12.
+// Communication per micro-batch: lc4's collectives with 2-byte elements: about
+// 3(N-1)/N x 2Ψ bytes sent per rank, half of lc4's.
+
+#include "../common/args.h"
+#include "../common/ckpt.h"
+#include "../common/comm.h"
+#include "../common/data.h"
+#include "../common/kernels.h"
+#include "../common/mem.h"
+#include "../common/rng.h"
+#include "../common/rt.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STAGE "lc5_mixed_precision"
+#define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
+                "weight-decay clip seed log-every sample init save-model loss-log device comm bucket-mb " \
+                "prefetch dtype loss-scale scale-window"
+#define MAX_LAYERS 65
+
+// ----------------------------------------------------------------------------
+// the model
+
+typedef struct {
+    int in, out;
+    size_t off;     // where the layer's segment would start in a full flat buffer
+    size_t numel;   // out*in weights then out biases
+    size_t pad;     // numel rounded up to a multiple of N
+    size_t shard;   // pad/N: the length of every rank's slice
+    size_t soff;    // where the layer's slice starts in the shard buffers
+} Layer;
+
+typedef struct {
+    int T, nlayers;             // context length; Linear layers (hidden + output)
+    Layer layer[MAX_LAYERS];
+    size_t numel;               // Ψ
+    size_t shard_numel;         // Ψ_pad/N: the sum of the layers' slices
+    DType dt;                   // of params and grads (--dtype)
+    void *params;               // [Ψ_pad/N] of dt: this rank's slices only
+    void *grads;                // [Ψ_pad/N] of dt: this rank's slices only
+    float *master;              // [Ψ_pad/N] fp32: what Adam updates (params itself in fp32)
+} Model;
+
+typedef struct {
+    int rows;                   // examples per micro-batch
+    float *act[MAX_LAYERS + 1]; // act[0] the one-hot input, act[l+1] layer l's output
+    float *d[2];                // gradients w.r.t. activations, ping-pong
+    uint8_t *ctx;               // [rows][T] context symbols
+    int *targets;               // [rows]
+} Acts;
+
+typedef struct {
+    AdamHyper h;
+    float *m, *v;               // [Ψ_pad/N] each: this rank's slices only
+    long step;                  // steps taken, for bias correction
+} Adam;
+
+typedef struct {
+    int dynamic;                // --loss-scale dynamic: the scale adapts
+    float scale;                // the loss is multiplied by it before backward
+    int window, clean;          // clean steps that double it; clean steps so far
+    long skipped;               // steps skipped for an overflow
+} Scaler;
+
+// Consecutive layers whose gradients are reduce-scattered together.
+typedef struct {
+    int lo, hi;                 // layers lo..hi; backward finishes hi first
+    size_t count;               // elements per rank: the sum of the layers' slices
+    void *buf;                  // their full gradients (dt), rank-major, while needed
+    CommReq req;
+} Bucket;
+
+typedef struct {
+    Args a;
+    Model model;
+    Adam opt;
+    Scaler scaler;
+    Acts acts;
+    Data data;
+    FILE *loss_log;
+    double loss;                // the last step's mean loss over the global batch
+    CommStats comm;             // the communication of the training steps
+    void *gathered[MAX_LAYERS];   // layer l's full params (dt) while gathered, else NULL
+    float *w32, *g32, *gs32;    // fp32 scratch: a layer's params, its gradient, its slice
+    CommReq gather_req[MAX_LAYERS]; // its all-gather; -1 once waited for
+    double ag_time, ag_hidden;  // seconds of all-gather, and of it under compute
+    Bucket bucket[MAX_LAYERS];
+    int nbuckets;
+    Bucket *sending;            // the bucket whose reduce-scatter is in flight
+    double rs_time, rs_hidden;  // seconds of reduce-scatter, and of it under compute
+} Trainer;
+
+void model_build(Model *m, const Args *a) {
+    memset(m, 0, sizeof *m);
+    m->T = a->context;
+    m->nlayers = a->layers + 1;
+    int in = a->context * VOCAB;
+    for (int l = 0; l < m->nlayers; l++) {
+        Layer *L = &m->layer[l];
+        L->in = in;
+        L->out = l == m->nlayers - 1 ? VOCAB : a->hidden;
+        L->off = m->numel;
+        L->numel = (size_t)L->out * L->in + (size_t)L->out;
+        L->pad = (L->numel + rt.world - 1) / rt.world * rt.world;
+        L->shard = L->pad / rt.world;
+        L->soff = m->shard_numel;
+        m->numel += L->numel;
+        m->shard_numel += L->shard;
+        in = L->out;
+    }
+    m->dt = strcmp(a->dtype, "fp32") == 0 ? DT_F32 : strcmp(a->dtype, "fp16") == 0 ? DT_F16 : DT_BF16;
+    m->params = mem_alloc(MEM_PARAMS, m->shard_numel * dtype_size(m->dt));
+    m->grads = mem_alloc(MEM_GRADS, m->shard_numel * dtype_size(m->dt));
+    // In fp32 a second copy would hold the same numbers: the params are the master.
+    m->master = m->dt == DT_F32 ? m->params : mem_alloc(MEM_MASTER_PARAMS, m->shard_numel * sizeof(float));
+}
+
+// Element i of a buffer of the model's type.
+void *at(const Model *m, void *buf, size_t i) { return (char *)buf + i * dtype_size(m->dt); }
+
+// The params the layers read are the master rounded to dt.
+void params_from_master(Model *m) { cast_from_f32(m->params, m->master, m->dt, m->shard_numel); }
+
+float *weight(const Model *m, float *buf, int l) { return buf + m->layer[l].off; }
+float *bias(const Model *m, float *buf, int l) {
+    return buf + m->layer[l].off + (size_t)m->layer[l].out * m->layer[l].in;
+}
+
+// How many elements of this rank's slice of a layer are real: the last slices
+// of a segment may be partly or wholly padding (a layer smaller than N leaves
+// some ranks nothing to own).
+size_t own_numel(const Layer *L) {
+    size_t first = (size_t)rt.rank * L->shard;
+    return first >= L->numel ? 0 : (L->numel - first < L->shard ? L->numel - first : L->shard);
+}
+
+// Elements [first, first+count) of layer l's segment as PyTorch's nn.Linear
+// draws them: uniform in +-1/sqrt(fan_in), weights then bias. Each element has
+// its own random number, so any slice can be drawn on its own.
+void init_segment(float *dst, const Layer *L, int l, uint64_t seed, size_t first, size_t count) {
+    float bound = 1.0f / sqrtf((float)L->in);
+    for (size_t i = 0; i < count; i++) {
+        float u = rng_uniform_at(seed, RNG_STREAM_INIT + (uint64_t)l, first + i);
+        dst[i] = (2.0f * u - 1.0f) * bound;
+    }
+}
+
+// Draws only this rank's slice of each layer: the same numbers lc0 draws for
+// those elements, and the whole model never exists anywhere.
+void init_params(Model *m, uint64_t seed) {
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        init_segment(m->master + L->soff, L, l, seed, (size_t)rt.rank * L->shard, own_numel(L));
+    }
+    params_from_master(m);
+}
+
+// Tensor names and shapes of layer l's weight (w = 1) or bias (w = 0).
+void tensor_spec(const Model *m, int l, int w, CkptTensor *t) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "layers.%d.%s", l, w ? "weight" : "bias");
+    strcpy(t->dtype, "F32");
+    t->ndim = w ? 2 : 1;
+    t->shape[0] = m->layer[l].out;
+    t->shape[1] = m->layer[l].in;
+}
+
+// Reads only this rank's slice of each layer: the part of it that falls in the
+// weight tensor, then the part in the bias.
+const char *load_params(Model *m, const char *path) {
+    Ckpt c;
+    const char *err = ckpt_open(&c, path);
+    if (err) return err;
+    static char msg[256];
+    if (c.n != 2 * m->nlayers) {
+        snprintf(msg, sizeof msg, "%s: has %d tensors, this model has %d", path, c.n, 2 * m->nlayers);
+        err = msg;
+    }
+    for (int l = 0; l < m->nlayers && !err; l++) {
+        const Layer *L = &m->layer[l];
+        size_t first = (size_t)rt.rank * L->shard, end = first + own_numel(L);
+        size_t nw = (size_t)L->out * L->in;  // the weight's elements come first
+        for (int w = 1; w >= 0 && !err; w--) {
+            size_t lo = w ? 0 : nw, hi = w ? nw : L->numel;  // the tensor's range in the segment
+            size_t a = first > lo ? first : lo, b = end < hi ? end : hi;
+            if (a >= b) continue;
+            CkptTensor t;
+            tensor_spec(m, l, w, &t);
+            err = ckpt_read(&c, t.name, t.ndim, t.shape, a - lo, b - a, m->master + L->soff + (a - first));
+        }
+    }
+    ckpt_close(&c);
+    params_from_master(m);
+    return err;
+}
+
+void *gather_params(Trainer *t, int l, int next);  // in the sharding section below
+void gather_free(Trainer *t, int l);
+
+// Collective: layer by layer, every rank gathers the fp32 master params (the
+// model at full precision) and rank 0 appends them to the file. Returns rank
+// 0's error, if any (NULL elsewhere).
+const char *save_params(Trainer *t, const char *path) {
+    const Model *m = &t->model;
+    CkptTensor specs[2 * MAX_LAYERS];
+    for (int l = 0; l < m->nlayers; l++)
+        for (int w = 1; w >= 0; w--) tensor_spec(m, l, w, &specs[2 * l + (1 - w)]);
+    CkptWriter f;
+    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        float *p = mem_alloc(MEM_COMM_BUFFERS, L->pad * sizeof(float));
+        comm_all_gather(m->master + L->soff, p, L->shard, DT_F32);
+        size_t nw = (size_t)L->out * L->in;
+        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, nw);
+        if (rt.rank == 0 && !err) err = ckpt_append(&f, p + nw, (size_t)L->out);
+        mem_free(p);
+    }
+    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
+    return err;
+}
+
+// ----------------------------------------------------------------------------
+// forward and backward
+
+void acts_alloc(Acts *x, const Model *m, int rows) {
+    memset(x, 0, sizeof *x);
+    x->rows = rows;
+    int widest = m->layer[0].in;
+    x->act[0] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[0].in * sizeof(float));
+    for (int l = 0; l < m->nlayers; l++) {
+        x->act[l + 1] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[l].out * sizeof(float));
+        if (m->layer[l].out > widest) widest = m->layer[l].out;
+    }
+    for (int k = 0; k < 2; k++)
+        x->d[k] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
+    x->ctx = mem_alloc(MEM_DATA, (size_t)rows * m->T);
+    x->targets = mem_alloc(MEM_DATA, (size_t)rows * sizeof(int));
+}
+
+void acts_free(Acts *x, const Model *m) {
+    for (int l = 0; l <= m->nlayers; l++) mem_free(x->act[l]);
+    mem_free(x->d[0]);
+    mem_free(x->d[1]);
+    mem_free(x->ctx);
+    mem_free(x->targets);
+}
+
+// Layer l's gathered params as fp32, for BLAS (t->w32).
+const float *layer_f32(Trainer *t, const void *p, int l) {
+    cast_to_f32(t->w32, p, t->model.dt, t->model.layer[l].numel);
+    return t->w32;
+}
+
+// Runs rows examples from x->ctx; the logits end up in x->act[nlayers].
+// Collective: every rank gathers each layer's params. The last layer's stay
+// gathered, for the backward that usually follows (gather_free them if not).
+// Products accumulate in fp32; each layer's output is rounded to dt, as a
+// 16-bit matmul would store it.
+void forward(Trainer *t, int rows) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        float *y = x->act[l + 1];
+        const float *W = layer_f32(t, gather_params(t, l, l + 1), l);  // weight [out, in], bias
+        matmul(y, x->act[l], W, rows, L->out, L->in, 0, 1, 0.0f);
+        bias_add(y, W + (size_t)L->out * L->in, rows, L->out);
+        round_to(y, m->dt, (size_t)rows * L->out);
+        if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
+        if (l < m->nlayers - 1) gather_free(t, l);
+    }
+}
+
+void grads_ready(Trainer *t, int l, void *g);  // in the sharding section below
+
+// Adds this micro-batch's gradients, summed over ranks, into m->grads: each
+// layer's full gradient goes to the comm thread as soon as it is computed.
+// Gradients are of the mean loss over the global batch times the loss scale, so
+// each example's share is scaled by S/B here. Returns the sum of the
+// micro-batch's losses (unscaled).
+double forward_backward(Trainer *t, int global_batch) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    int rows = x->rows;
+    forward(t, rows);
+    float *d = x->d[0], *dn = x->d[1];
+    double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
+                               t->scaler.scale / (float)global_batch);
+    round_to(d, m->dt, (size_t)rows * VOCAB);
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        const Layer *L = &m->layer[l];
+        // Gathered again; the last layer still has its forward gather. Layer 0's
+        // backward never reads W (its input is data), but a framework cannot
+        // know that and gathers every layer: so does this one (see the README).
+        const float *W = layer_f32(t, gather_params(t, l, l - 1), l);
+        void *g = mem_alloc(MEM_GRADS, L->pad * dtype_size(m->dt));  // zeros, padding included
+        matmul(t->g32, d, x->act[l], L->out, L->in, rows, 1, 0, 0.0f);
+        fill(t->g32 + (size_t)L->out * L->in, 0.0f, (size_t)L->out);
+        bias_grad(t->g32 + (size_t)L->out * L->in, d, rows, L->out);
+        cast_from_f32(g, t->g32, m->dt, L->numel);  // computed in fp32, stored in dt
+        grads_ready(t, l, g);  // may launch a reduce-scatter: it runs under what follows
+        if (l == 0) {  // the input is data: no gradient needed
+            gather_free(t, 0);
+            break;
+        }
+        matmul(dn, d, W, rows, L->in, L->out, 0, 0, 0.0f);
+        round_to(dn, m->dt, (size_t)rows * L->in);
+        relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
+        gather_free(t, l);
+        float *swap = d; d = dn; dn = swap;
+    }
+    return loss;
+}
+
+// ----------------------------------------------------------------------------
+// the optimizer
+
+void adam_alloc(Adam *o, const Args *a, size_t n) {
+    o->h = (AdamHyper){ a->lr, a->beta1, a->beta2, a->eps, a->weight_decay };
+    o->m = mem_alloc(MEM_ADAM_M, n * sizeof(float));
+    o->v = mem_alloc(MEM_ADAM_V, n * sizeof(float));
+    o->step = 0;
+}
+
+// Backward adds into the gradients, so they must start each step at zero.
+void zero_grad(Model *m) { zero_dt(m->grads, m->dt, m->shard_numel); }
+
+// --loss-scale: dynamic starts at 2^16; auto is dynamic for fp16 (whose
+// exponent is too small for raw gradients) and none (a scale of 1) otherwise.
+void scaler_init(Scaler *s, const Args *a) {
+    const char *v = a->loss_scale;
+    if (strcmp(v, "auto") == 0) v = strcmp(a->dtype, "fp16") == 0 ? "dynamic" : "none";
+    s->dynamic = strcmp(v, "dynamic") == 0;
+    s->scale = s->dynamic ? 65536.0f : strcmp(v, "none") == 0 ? 1.0f : strtof(v, NULL);
+    s->window = a->scale_window;
+    s->clean = 0;
+    s->skipped = 0;
+}
+
+// After each step: an overflow halves a dynamic scale (never below 1); window
+// clean steps in a row double it.
+void scaler_update(Scaler *s, int overflow) {
+    if (overflow) {
+        s->skipped++;
+        s->clean = 0;
+        if (s->dynamic) s->scale = fmaxf(s->scale / 2.0f, 1.0f);
+    } else if (s->dynamic && ++s->clean == s->window) {
+        s->scale *= 2.0f;
+        s->clean = 0;
+    }
+}
+
+// 1 on every rank if no rank's gradient slices hold an inf or NaN.
+int grads_finite(Model *m) {
+    int finite = all_finite_dt(m->grads, m->dt, m->shard_numel);
+    comm_all_reduce(&finite, 1, DT_I32, OP_MIN);
+    return finite;
+}
+
+// This rank's gradient slice of layer l in fp32, divided by the loss scale.
+float *unscaled_grads(Trainer *t, int l) {
+    const Model *m = &t->model;
+    const Layer *L = &m->layer[l];
+    cast_to_f32(t->gs32, at(m, m->grads, L->soff), m->dt, own_numel(L));
+    scale(t->gs32, 1.0f / t->scaler.scale, own_numel(L));
+    return t->gs32;
+}
+
+// The global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_). Each
+// rank holds the summed gradient of its slices only, so the squares are summed
+// per rank and then over ranks: one number to all-reduce, and every rank
+// computes the same clipping factor from it.
+double grad_norm(Trainer *t) {
+    double sq = 0.0;
+    for (int l = 0; l < t->model.nlayers; l++)
+        sq += sum_squares(unscaled_grads(t, l), own_numel(&t->model.layer[l]));
+    comm_all_reduce(&sq, 1, DT_F64, OP_SUM);
+    return sqrt(sq);
+}
+
+// Updates this rank's slice of every layer in fp32, from the unscaled gradient
+// times clip; m and v exist for nothing else. The layers read the result
+// rounded to dt.
+void adam_step(Trainer *t, float clip) {
+    Adam *o = &t->opt;
+    Model *m = &t->model;
+    o->step++;
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        float *g = unscaled_grads(t, l);
+        scale(g, clip, own_numel(L));
+        adam_update(m->master + L->soff, g, o->m + L->soff, o->v + L->soff, own_numel(L), &o->h,
+                    o->step);
+        cast_from_f32(at(m, m->params, L->soff), m->master + L->soff, m->dt, own_numel(L));
+    }
+}
+
+// ----------------------------------------------------------------------------
+// sharding: the collectives that replace lc1's all-reduce
+
+// Groups layers into buckets from the last layer down, the order backward
+// finishes them: a bucket takes the next layer while their padded gradients fit
+// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
+void buckets_plan(Trainer *t) {
+    const Model *m = &t->model;
+    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
+    t->nbuckets = 0;
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
+        if (b && dtype_size(m->dt) * N * (double)(b->count + m->layer[l].shard) <= cap) {
+            b->lo = l;
+            b->count += m->layer[l].shard;
+            continue;
+        }
+        b = &t->bucket[t->nbuckets++];
+        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
+    }
+}
+
+// Waits for request r. Adds the time it ran on the comm thread to *time, and to
+// *hidden the part of that before this thread began to wait: time it ran while
+// this thread computed.
+void wait_timed(CommReq r, double *time, double *hidden) {
+    double waiting_from = now_s(), start, end;
+    comm_wait(r);
+    comm_req_times(r, &start, &end);
+    *time += end - start;
+    *hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
+}
+
+// Waits for the reduce-scatter in flight, then frees its full gradients.
+void reduce_scatter_wait(Trainer *t) {
+    Bucket *b = t->sending;
+    if (!b) return;
+    wait_timed(b->req, &t->rs_time, &t->rs_hidden);
+    mem_free(b->buf);
+    b->buf = NULL;
+    t->sending = NULL;
+}
+
+// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
+void reduce_scatter_launch(Trainer *t, Bucket *b) {
+    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
+    const Model *m = &t->model;
+    void *shards = at(m, m->grads, m->layer[b->lo].soff);
+    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
+    // micro-batches) to my own contribution keeps it in the sum.
+    add_to(at(m, b->buf, (size_t)rt.rank * b->count), shards, m->dt, b->count);
+    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, m->dt);  // pairs added in fp32
+    t->sending = b;
+}
+
+// Backward has produced g, layer l's full gradient. A bucket of one layer sends
+// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
+// of every layer together), so g is copied in and freed.
+void grads_ready(Trainer *t, int l, void *g) {
+    const Model *m = &t->model;
+    const Layer *L = &m->layer[l];
+    Bucket *b = t->bucket;
+    while (l < b->lo) b++;
+    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
+    if (b->lo == b->hi) {
+        b->buf = g;
+    } else {
+        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * dtype_size(m->dt));
+        size_t pos = L->soff - m->layer[b->lo].soff;
+        for (int r = 0; r < rt.world; r++)
+            copy_dt(at(m, b->buf, (size_t)r * b->count + pos), at(m, g, (size_t)r * L->shard), m->dt,
+                    L->shard);
+        mem_free(g);
+    }
+    if (l == b->lo) reduce_scatter_launch(t, b);
+}
+
+// Starts the all-gather of layer l's params into a fresh buffer (comm_buffers).
+void gather_launch(Trainer *t, int l) {
+    const Layer *L = &t->model.layer[l];
+    const Model *m = &t->model;
+    t->gathered[l] = mem_alloc(MEM_COMM_BUFFERS, L->pad * dtype_size(m->dt));
+    t->gather_req[l] = comm_all_gather_async(at(m, m->params, L->soff), t->gathered[l], L->shard, m->dt);
+}
+
+// Layer l's full params, gathered from every rank's slice, waiting if needed.
+// With --prefetch 1 the gather of layer `next` is launched first, so it runs on
+// the comm thread while layer l computes.
+void *gather_params(Trainer *t, int l, int next) {
+    if (!t->gathered[l]) gather_launch(t, l);
+    if (t->a.prefetch && next >= 0 && next < t->model.nlayers && !t->gathered[next])
+        gather_launch(t, next);
+    if (t->gather_req[l] >= 0) wait_timed(t->gather_req[l], &t->ag_time, &t->ag_hidden);
+    t->gather_req[l] = -1;
+    return t->gathered[l];
+}
+
+// The layer has run: its full params go back to mem.
+void gather_free(Trainer *t, int l) {
+    mem_free(t->gathered[l]);
+    t->gathered[l] = NULL;
+}
+
+// ----------------------------------------------------------------------------
+// training
+
+void trainer_setup(Trainer *t, const Args *a) {
+    memset(t, 0, sizeof *t);
+    t->a = *a;
+    if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
+    const char *err = data_load(&t->data, a->data, a->context, a->seed);
+    agree_input(err == NULL, err);
+    model_build(&t->model, a);
+    if (a->init) {
+        err = load_params(&t->model, a->init);
+        agree_input(err == NULL, err);
+    } else {
+        init_params(&t->model, a->seed);
+    }
+    adam_alloc(&t->opt, a, t->model.shard_numel);
+    scaler_init(&t->scaler, a);
+    buckets_plan(t);
+    size_t widest = 0, widest_slice = 0;
+    for (int l = 0; l < t->model.nlayers; l++) {
+        if (t->model.layer[l].numel > widest) widest = t->model.layer[l].numel;
+        if (t->model.layer[l].shard > widest_slice) widest_slice = t->model.layer[l].shard;
+    }
+    t->w32 = mem_alloc(MEM_ACTIVATIONS, widest * sizeof(float));  // compute scratch
+    t->g32 = mem_alloc(MEM_ACTIVATIONS, widest * sizeof(float));
+    t->gs32 = mem_alloc(MEM_ACTIVATIONS, widest_slice * sizeof(float));
+    acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
+    err = NULL;
+    if (a->save_model && rt.rank == 0) err = ckpt_can_write(a->save_model);
+    agree_input(err == NULL, err);
+    static char msg[512];
+    if (a->loss_log && rt.rank == 0 && !(t->loss_log = fopen(a->loss_log, "w"))) {
+        snprintf(msg, sizeof msg, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
+        err = msg;
+    }
+    agree_input(err == NULL, err);
+}
+
+void trainer_teardown(Trainer *t) {
+    if (t->loss_log) fclose(t->loss_log);
+    acts_free(&t->acts, &t->model);
+    mem_free(t->opt.m);
+    mem_free(t->opt.v);
+    if (t->model.master != t->model.params) mem_free(t->model.master);
+    mem_free(t->model.params);
+    mem_free(t->model.grads);
+    mem_free(t->w32);
+    mem_free(t->g32);
+    mem_free(t->gs32);
+    data_free(&t->data);
+}
+
+// The update, unless a gradient overflowed anywhere: then every rank skips it
+// (params, master, m, v and the step count stay as they are) and a dynamic loss
+// scale halves. Returns 1 if the step was taken.
+int optimizer_step(Trainer *t) {
+    int finite = grads_finite(&t->model);
+    if (finite) adam_step(t, t->a.clip > 0 ? clip_factor(grad_norm(t), t->a.clip) : 1.0f);
+    scaler_update(&t->scaler, !finite);
+    return finite;
+}
+
+// One optimizer step over global batch `step`: this rank's micro-batches, then
+// the update. Returns the mean loss over the global batch.
+double train_step(Trainer *t, long step) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    int B = t->a.batch, per_rank = B / rt.world;
+    zero_grad(m);
+    double loss = 0.0;
+    for (int k = 0; k < t->a.accum; k++) {
+        data_batch(&t->data, step, B, rt.rank * per_rank + k * x->rows, x->rows, x->ctx, x->targets);
+        loss += forward_backward(t, B);
+    }
+    // Each rank's gradient covers its B/N examples (already scaled by 1/B): the
+    // sum over ranks is the gradient of the global batch. The reduce-scatters
+    // were launched during backward; the last may still be in flight.
+    reduce_scatter_wait(t);
+    comm_metric_sum(&loss, 1);
+    optimizer_step(t);
+    return loss / B;
+}
+
+void train(Trainer *t) {
+    long steps = t->a.steps;
+    double window_start = now_s();
+    long window_steps = 0;
+    comm_reset_stats();
+    mem_reset_peaks();
+    t->rs_time = t->rs_hidden = t->ag_time = t->ag_hidden = 0.0;
+    steptime_reset();
+    for (long s = 0; s < steps; s++) {
+        double t0 = now_s();
+        t->loss = train_step(t, s);
+        double ms = 1e3 * (now_s() - t0);
+        steptime_record(ms);
+        window_steps++;
+        if (t->loss_log) fprintf(t->loss_log, "%ld %.9g\n", s + 1, t->loss);
+        int every = t->a.log_every;
+        if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
+            double dt = now_s() - window_start;
+            print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s | scale %g | skipped %ld\n", s + 1,
+                   steps, t->loss, 1e3 * dt / window_steps, t->a.batch * window_steps / dt,
+                   t->scaler.scale, t->scaler.skipped);
+            window_start = now_s();
+            window_steps = 0;
+        }
+    }
+    t->comm = comm_stats();
+}
+
+// ----------------------------------------------------------------------------
+// sampling
+
+// Rank 0 prints words drawn from the trained model, one symbol at a time. Every
+// rank runs the loop: each forward gathers the layers from all of them, and the
+// same seed makes every rank draw the same words.
+void sample_words(Trainer *t) {
+    if (t->a.sample == 0) return;
+    print0("\nsamples:");
+    Model *m = &t->model;
+    Acts *x = &t->acts;
+    Rng r = rng_stream(t->a.seed, RNG_STREAM_SAMPLE);
+    float probs[VOCAB];
+    for (int w = 0; w < t->a.sample; w++) {
+        char word[64];
+        int len = 0;
+        memset(x->ctx, 0, (size_t)m->T);
+        for (;;) {
+            forward(t, 1);
+            gather_free(t, m->nlayers - 1);  // no backward follows
+            softmax_row(probs, x->act[m->nlayers], VOCAB);
+            float u = rng_uniform(&r), acc = 0.0f;
+            int next = VOCAB - 1;
+            for (int c = 0; c < VOCAB; c++)
+                if (u < (acc += probs[c])) { next = c; break; }
+            if (next == 0 || len == (int)sizeof word - 1) break;
+            word[len++] = data_char(next);
+            memmove(x->ctx, x->ctx + 1, (size_t)m->T - 1);
+            x->ctx[m->T - 1] = (uint8_t)next;
+        }
+        word[len] = '\0';
+        print0(" %s", word);
+    }
+    print0("\n");
+}
+
+// ----------------------------------------------------------------------------
+// reports
+
+// The model state this stage keeps per rank, in bytes: (2 + 2 + 4 + 4 + 4)
+// Ψ_pad/N, or (4 + 4 + 4 + 4) Ψ_pad/N in fp32 where the params are the master.
+double model_state_formula(const Model *m) { return 16.0 * (double)m->shard_numel; }
+// Bytes each rank sends per step under the ring model: per micro-batch, the
+// all-gathers of forward (every layer) and backward (all but the last layer)
+// and a reduce-scatter of the gradients, in dt; the overflow flag's all-reduce
+// (an int); with clipping one all-reduce of a double.
+double comm_theory(const Trainer *t) {
+    const Model *m = &t->model;
+    double N = rt.world, esz = (double)dtype_size(m->dt), pad = esz * (double)m->shard_numel * N;
+    double last = esz * (double)m->layer[m->nlayers - 1].pad;
+    double micro = (N - 1) / N * (pad + (pad - last) + pad);
+    return t->a.accum * micro + 2.0 * (N - 1) / N * 4.0 + (t->a.clip > 0 ? 2.0 * (N - 1) / N * 8.0 : 0.0);
+}
+
+void report(Trainer *t) {
+    const Model *m = &t->model;
+    char formula[128], theory[384];
+    size_t e = dtype_size(m->dt);
+    snprintf(formula, sizeof formula, "(%zu + %zu + %d + 4 + 4)Ψ_pad/N = 16 x %zu/%d", e, e,
+             m->dt == DT_F32 ? 0 : 4, m->shard_numel * rt.world, rt.world);
+    size_t peak = 0;
+    size_t state = mem_report(formula, model_state_formula(m), &peak);
+    double g[2] = { (double)mem_stats().peak[MEM_GRADS], (double)mem_stats().peak[MEM_COMM_BUFFERS] };
+    comm_metric_max(g, 2);
+    print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %zu + full gradients in flight %.0f "
+           "(a full %zuΨ is %zu)\n", g[0], e, e * m->shard_numel, g[0] - (double)(e * m->shard_numel), e,
+           e * m->numel);
+    print0("  params gathered at peak: %.0f bytes in comm_buffers (%s; a full %zuΨ is %zu)\n", g[1],
+           t->a.prefetch ? "a layer and the one prefetched" : "one layer at a time", e, e * m->numel);
+    snprintf(theory, sizeof theory, "%d x (all_gather (N-1)/N x %zuΨ_pad + all_gather (N-1)/N x "
+             "%zu(Ψ_pad - last layer) + reduce_scatter (N-1)/N x %zuΨ_pad) + overflow flag all_reduce "
+             "2(N-1)/N x 4%s (Ψ_pad = %zu, %s)", t->a.accum, e, e, e,
+             t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "", m->shard_numel * rt.world,
+             dtype_name(m->dt));
+    comm_report(&t->comm, (int)t->a.steps, theory, comm_theory(t));
+    double per = 1e3 / (double)t->a.steps;
+    print0("  reduce-scatter: %.3f ms per step on the comm thread, %.3f ms of it under compute "
+           "(rank 0, %d bucket%s)\n", t->rs_time * per, t->rs_hidden * per, t->nbuckets,
+           t->nbuckets > 1 ? "s" : "");
+    print0("  all-gather: %.3f ms per step on the comm thread, %.3f ms of it under compute "
+           "(rank 0, prefetch %s)\n", t->ag_time * per, t->ag_hidden * per, t->a.prefetch ? "on" : "off");
+    print0("\nloss scale: %s, %g at the end, %ld of %ld steps skipped for an overflow\n",
+           t->scaler.dynamic ? "dynamic" : "static", t->scaler.scale, t->scaler.skipped, t->a.steps);
+    double sent = comm_total_sent_bytes(&t->comm) / (double)t->a.steps;
+    print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
+           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f\n",
+           STAGE, rt.world, t->a.device, m->numel, t->a.steps, t->loss, state, peak, sent,
+           steptime_median());
+}
+
+// ----------------------------------------------------------------------------
+// main
+
+#ifndef LECTURE_TEST
+int main(int argc, char **argv) {
+    rt_init(&argc, &argv, STAGE);
+    Args a;
+    args_init(&a, argc, argv, OPTIONS);
+    Trainer t;
+    trainer_setup(&t, &a);
+    print0("%s: %d rank%s, Ψ = %zu parameters (%d Linear layers), %zu words, %zu examples\n",
+           STAGE, rt.world, rt.world > 1 ? "s" : "", t.model.numel, t.model.nlayers,
+           t.data.nwords, t.data.n);
+    print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
+           "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
+    train(&t);
+    if (a.save_model) {
+        const char *err = save_params(&t, a.save_model);
+        if (err) fatal("%s", err);
+    }
+    sample_words(&t);
+    report(&t);
+    trainer_teardown(&t);
+    rt_finalize();
+    return 0;
+}
+#endif
