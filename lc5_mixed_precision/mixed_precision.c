@@ -12,10 +12,10 @@
 // reduce-scattered in --dtype (2 bytes each): half the memory and half the
 // bytes on the wire. Compute reads a layer's 16-bit params into fp32, multiplies
 // with fp32 accumulation, and rounds each result to the 16-bit type (round to
-// nearest even), as tensor cores do. Adam cannot work in 16 bits (an update of
-// lr x 1e-3 vanishes next to a weight of 1), so each rank keeps fp32 master
-// params, m and v for its slices and rounds the master into the 16-bit params
-// after each step.
+// nearest even), as tensor cores do. Adam cannot work in 16 bits (a step of
+// lr = 3e-3 on a weight of 1 is less than half of bf16's spacing there, 2^-7,
+// and rounds away), so each rank keeps fp32 master params, m and v for its
+// slices and rounds the master into the 16-bit params after each step.
 // fp16 has 5 exponent bits: gradients below 6e-8 flush to zero. Loss scaling
 // multiplies the loss by S before backward, so gradients are S times larger
 // while they are 16-bit, and divides them by S in fp32 before Adam. Dynamic
