@@ -20,7 +20,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CFLAGS  += -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 
-COMMON   = rt args mem dtype comm comm_mpi kernels_cpu data ckpt rng
+COMMON   = rt args mem dtype comm comm_mpi comm_ring kernels_cpu data ckpt rng
 STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
 STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
 UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt

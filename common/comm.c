@@ -12,6 +12,7 @@
 
 typedef struct {
     CommOp op;
+    int metric;        // counted under metrics, not training traffic
     double t_start, t_end;
 } Slot;
 
@@ -28,7 +29,7 @@ static struct {
 } q = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
         .done = PTHREAD_COND_INITIALIZER };
 
-static const CommBackend *backends[] = { &comm_backend_mpi };
+static const CommBackend *backends[] = { &comm_backend_mpi, &comm_backend_ring, &comm_backend_naive };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
 const char *coll_name(CollKind k) {
@@ -36,6 +37,8 @@ const char *coll_name(CollKind k) {
                                    "broadcast", "reduce", "scatter", "barrier" };
     return names[k];
 }
+
+static void account(CommCount *c, const CommOp *o, uint64_t sent);
 
 // ----------------------------------------------------------------------------
 // the comm thread
@@ -49,9 +52,10 @@ static void *comm_thread(void *arg) {
         Slot *s = &q.slot[q.finished % QCAP];
         pthread_mutex_unlock(&q.lock);
         s->t_start = now_s();
-        q.backend->run(&s->op);
+        uint64_t sent = q.backend->run(&s->op);
         s->t_end = now_s();
         pthread_mutex_lock(&q.lock);
+        account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, sent);
         q.finished++;
         pthread_cond_broadcast(&q.done);
     }
@@ -99,7 +103,9 @@ const char *comm_backends(void) {
 // ----------------------------------------------------------------------------
 // accounting
 
-static void account(CommCount *c, const CommOp *o) {
+// Called with the lock held, when the collective is done. sent: the bytes the
+// backend sent, or COMM_SENT_MODEL to count the ring model's.
+static void account(CommCount *c, const CommOp *o, uint64_t sent) {
     uint64_t n = (uint64_t)rt.world, esz = dtype_size(o->dt);
     uint64_t payload = 0, sent_xn = 0;
     switch (o->kind) {
@@ -113,7 +119,7 @@ static void account(CommCount *c, const CommOp *o) {
     }
     c->calls++;
     c->payload += payload;
-    c->sent_xn += sent_xn;
+    c->sent_xn += sent == COMM_SENT_MODEL ? sent_xn : sent * n;
 }
 
 double comm_sent_bytes(const CommCount *c) { return (double)c->sent_xn / rt.world; }
@@ -124,18 +130,28 @@ double comm_total_sent_bytes(const CommStats *s) {
     return (double)xn / rt.world;
 }
 
-CommStats comm_stats(void) { return q.stats; }
-void comm_reset_stats(void) { memset(&q.stats, 0, sizeof q.stats); }
+CommStats comm_stats(void) {
+    pthread_mutex_lock(&q.lock);
+    CommStats s = q.stats;
+    pthread_mutex_unlock(&q.lock);
+    return s;
+}
+
+void comm_reset_stats(void) {
+    pthread_mutex_lock(&q.lock);
+    memset(&q.stats, 0, sizeof q.stats);
+    pthread_mutex_unlock(&q.lock);
+}
 
 // ----------------------------------------------------------------------------
 // requests
 
 static CommReq enqueue(CommOp op, int metric) {
     if (!q.running) fatal("comm: collective %s before comm_init", coll_name(op.kind));
-    account(metric ? &q.stats.metrics : &q.stats.kind[op.kind], &op);
     pthread_mutex_lock(&q.lock);
     while (q.head - q.finished >= QCAP) pthread_cond_wait(&q.done, &q.lock);
     q.slot[q.head % QCAP].op = op;
+    q.slot[q.head % QCAP].metric = metric;
     CommReq r = q.head++;
     pthread_cond_signal(&q.work);
     pthread_mutex_unlock(&q.lock);
@@ -228,8 +244,8 @@ void comm_agree_min(int *v) { metric(v, 1, DT_I32, OP_MIN); }
 void comm_report(const CommStats *st, int steps, const char *theory, double theory_sent_bytes) {
     CommStats s = *st;
     double per = steps > 0 ? 1.0 / steps : 0.0;
-    print0("\ncommunication per step (rank 0, %s backend, N = %d, ring model)\n",
-           q.backend->name, rt.world);
+    print0("\ncommunication per step (rank 0, %s backend, N = %d, %s)\n", q.backend->name, rt.world,
+           q.backend == &comm_backend_mpi ? "sent bytes by the ring model" : "sent bytes as counted");
     print0("  %-15s %10s %16s %18s\n", "collective", "calls", "payload bytes", "sent bytes/rank");
     int any = 0;
     for (int k = 0; k < COLL_NKIND; k++) {

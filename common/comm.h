@@ -1,8 +1,9 @@
 // comm: collectives for the stages. Every call goes to one communication thread
 // per rank that runs queued collectives in order, like a CUDA stream: an async
 // call enqueues and returns a request, a sync call enqueues and waits. Only that
-// thread talks to MPI during training. Every call is counted (calls, payload,
-// bytes each rank sends under the ring model) so the reports are measured.
+// thread talks to MPI during training. Every call is counted when it completes
+// (calls, payload, bytes this rank sent: what a hand-written backend really
+// sent, the ring model's figure for a library) so the reports are measured.
 #ifndef COMM_H
 #define COMM_H
 
@@ -21,10 +22,11 @@ typedef long CommReq;  // a ticket: requests complete in the order they were mad
 
 // Counts for one kind of collective. payload is the size of the full buffer the
 // collective is about (the whole vector of an all-reduce, all N shards of a
-// reduce-scatter or all-gather). sent_xn is the bytes this rank sends under the
-// ring model times N, so the theory stays an exact integer:
-// all-reduce 2(N-1)P, reduce-scatter / all-gather / broadcast / reduce (N-1)P,
-// scatter (N-1)P/N.
+// reduce-scatter or all-gather). sent_xn is the bytes this rank sent times N,
+// so the theory stays an exact integer. For the mpi backend it is the ring
+// model's: all-reduce 2(N-1)P, reduce-scatter / all-gather (N-1)P; broadcast and
+// reduce (N-1)P and scatter (N-1)P/N, which for these rooted collectives is the
+// total over ranks spread evenly.
 typedef struct { uint64_t calls, payload, sent_xn; } CommCount;
 
 typedef struct {
@@ -102,11 +104,16 @@ typedef struct {
     int root;
 } CommOp;
 
+// A backend's run returns this when it cannot know what it sent (a library).
+#define COMM_SENT_MODEL UINT64_MAX
+
 typedef struct {
     const char *name;
-    void (*run)(const CommOp *op);  // runs on the comm thread, blocks until done
+    // Runs on the comm thread and blocks until done; returns the bytes this rank
+    // sent, or COMM_SENT_MODEL.
+    uint64_t (*run)(const CommOp *op);
 } CommBackend;
 
-extern const CommBackend comm_backend_mpi;
+extern const CommBackend comm_backend_mpi, comm_backend_ring, comm_backend_naive;
 
 #endif

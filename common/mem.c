@@ -1,9 +1,12 @@
 // mem: a table of live allocations with per-category current and peak bytes.
 // The table (not a header before each block) also works for device pointers.
+// One lock guards it: the comm thread allocates scratch for hand-written
+// collectives while the main thread allocates for the stage.
 #include "mem.h"
 #include "comm.h"
 #include "rt.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@ typedef struct { void *p; size_t bytes; MemCat cat; } Block;
 static Block *blocks;          // live allocations, unordered
 static size_t nblocks, capblocks;
 static MemStats st;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *cat_names[MEM_NCAT] = {
     "params", "grads", "master_params", "adam_m", "adam_v",
@@ -65,31 +69,55 @@ void *mem_alloc(MemCat cat, size_t bytes) {
     if (!p) fatal("mem_alloc: out of memory allocating %zu bytes for %s", bytes,
                   cat_names[cat]);
     memset(p, 0, rounded ? rounded : 64);
+    pthread_mutex_lock(&lock);
     table_add(p, bytes, cat);
     count(cat, bytes, +1);
+    pthread_mutex_unlock(&lock);
     return p;
 }
 
 void mem_free(void *p) {
     if (!p) return;
+    pthread_mutex_lock(&lock);
     size_t i = table_find(p);
     count(blocks[i].cat, blocks[i].bytes, -1);
     blocks[i] = blocks[--nblocks];
-    free(p);
     if (nblocks == 0) {  // nothing live: give the table back too
         free(blocks);
         blocks = NULL;
         capblocks = 0;
     }
+    pthread_mutex_unlock(&lock);
+    free(p);
 }
 
-size_t mem_size(const void *p) { return p ? blocks[table_find(p)].bytes : 0; }
-MemStats mem_stats(void) { return st; }
-size_t mem_live_count(void) { return nblocks; }
+size_t mem_size(const void *p) {
+    if (!p) return 0;
+    pthread_mutex_lock(&lock);
+    size_t bytes = blocks[table_find(p)].bytes;
+    pthread_mutex_unlock(&lock);
+    return bytes;
+}
+
+MemStats mem_stats(void) {
+    pthread_mutex_lock(&lock);
+    MemStats s = st;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+size_t mem_live_count(void) {
+    pthread_mutex_lock(&lock);
+    size_t n = nblocks;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
 
 void mem_reset_peaks(void) {
+    pthread_mutex_lock(&lock);
     for (int c = 0; c < MEM_NCAT; c++) st.peak[c] = st.cur[c];
     st.peak_total = st.cur_total;
+    pthread_mutex_unlock(&lock);
 }
 
 size_t mem_model_state_bytes(const MemStats *s) {

@@ -1,5 +1,5 @@
 // mem: the tracked allocator. Every buffer a stage owns comes from here with a
-// category, so the memory report is measured, not estimated.
+// category, so the memory report is measured, not estimated. Thread-safe.
 #ifndef MEM_H
 #define MEM_H
 

@@ -40,6 +40,7 @@ for n in 1 2 3 4; do
     run "$t N=$n" tools/launch "$n" "$BUILD/test/$t"
   done
 done
+run "test_comm N=5" tools/launch 5 "$BUILD/test/test_comm"  # the hand-written collectives at an odd N
 
 run "command line" tests/test_cli.sh "$BUILD"
 

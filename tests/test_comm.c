@@ -1,6 +1,8 @@
-// test_comm: the collectives of the mpi backend at any N (the runner uses 1-4),
-// counts not divisible by N, sync and async, and the byte counters against the
-// ring model exactly. Every rank knows every rank's input (a formula of rank and
+// test_comm: the collectives of every backend (mpi, ring, naive) at any N (the
+// runner uses 1-4), counts not divisible by N, fp32, fp64, int and 16-bit types,
+// sync and async, and the byte counters exactly: the ring model for mpi, and
+// what the hand-written backends really send (the ring model again for ring,
+// rank 0's load for naive). Every rank knows every rank's input (a formula of rank and
 // index), so each can check its result against a double-precision reference.
 #include "check_mpi.h"
 
@@ -29,10 +31,30 @@ static double sum_over_ranks(size_t i) {
 static const size_t counts[] = { 1, 2, 7, 1000, 1001, 65537 };
 #define NCOUNTS (sizeof counts / sizeof counts[0])
 
+static const char *backend = "mpi";  // the one in use
+
+// What this rank sends, times N, for one collective about n elements of esz
+// bytes (an all-reduce's vector; all N slices of a reduce-scatter or all-gather).
+static uint64_t expected_sent_xn(CollKind k, size_t n, size_t esz) {
+    uint64_t N = (uint64_t)rt.world, P = n * esz, r = (uint64_t)rt.rank;
+    if (strcmp(backend, "naive") == 0) {  // rank 0 sends to everyone
+        if (k == COLL_ALL_REDUCE) return N * (r == 0 ? (N - 1) * P : P);
+        if (k == COLL_REDUCE_SCATTER) return N * (r == 0 ? (N - 1) * P / N : P);
+        return N * (r == 0 ? (N - 1) * P : P / N);
+    }
+    if (strcmp(backend, "ring") == 0 && k == COLL_ALL_REDUCE) {
+        // Each phase sends every chunk but one; chunks differ by one element
+        // when N does not divide n, so the ring model holds summed over ranks.
+        uint64_t own = n * (r + 1) / N - n * r / N, next = n * ((r + 1) % N + 1) / N - n * ((r + 1) % N) / N;
+        return N * (2 * P - esz * (own + next));
+    }
+    return k == COLL_ALL_REDUCE ? 2 * (N - 1) * P : (N - 1) * P;
+}
+
 // ----------------------------------------------------------------------------
 // each collective
 
-START_TEST(test_all_reduce) {
+static void check_all_reduce(void) {
     for (size_t c = 0; c < NCOUNTS; c++) {
         size_t n = counts[c];
         float *x = inputs(n);
@@ -41,11 +63,11 @@ START_TEST(test_all_reduce) {
         CommStats after = comm_stats();
         int ok = 1;
         for (size_t i = 0; i < n; i++) ok &= x[i] == (float)sum_over_ranks(i);
-        CK_ALL(ok, "all_reduce of %zu floats wrong", n);
+        CK_ALL(ok, "%s: all_reduce of %zu floats wrong", backend, n);
         const CommCount *a = &after.kind[COLL_ALL_REDUCE], *b = &before.kind[COLL_ALL_REDUCE];
         CK_ALL(a->calls - b->calls == 1 && a->payload - b->payload == 4 * n &&
-                   a->sent_xn - b->sent_xn == 2 * (uint64_t)(rt.world - 1) * 4 * n,
-               "all_reduce accounting wrong for %zu floats", n);
+                   a->sent_xn - b->sent_xn == expected_sent_xn(COLL_ALL_REDUCE, n, 4),
+               "%s: all_reduce accounting wrong for %zu floats", backend, n);
         // MAX as well
         for (size_t i = 0; i < n; i++) x[i] = input(rt.rank, i);
         comm_all_reduce(x, n, DT_F32, OP_MAX);
@@ -54,13 +76,12 @@ START_TEST(test_all_reduce) {
             for (int r = 1; r < rt.world; r++) m = fmaxf(m, input(r, i));
             ok &= x[i] == m;
         }
-        CK_ALL(ok, "all_reduce max of %zu floats wrong", n);
+        CK_ALL(ok, "%s: all_reduce max of %zu floats wrong", backend, n);
         mem_free(x);
     }
 }
-END_TEST
 
-START_TEST(test_reduce_scatter) {
+static void check_reduce_scatter(void) {
     for (size_t c = 0; c < NCOUNTS; c++) {
         size_t per = counts[c], n = per * rt.world;
         float *x = inputs(n), *y = mem_alloc(MEM_COMM_BUFFERS, per * sizeof(float));
@@ -73,18 +94,17 @@ START_TEST(test_reduce_scatter) {
         float *own = x + rt.rank * per;
         comm_reduce_scatter(x, own, per, DT_F32);
         for (size_t i = 0; i < per; i++) ok &= own[i] == y[i];
-        CK_ALL(ok, "reduce_scatter of %zu per rank wrong", per);
+        CK_ALL(ok, "%s: reduce_scatter of %zu per rank wrong", backend, per);
         const CommCount *a = &after.kind[COLL_REDUCE_SCATTER], *b = &before.kind[COLL_REDUCE_SCATTER];
         CK_ALL(a->calls - b->calls == 1 && a->payload - b->payload == 4 * n &&
-                   a->sent_xn - b->sent_xn == (uint64_t)(rt.world - 1) * 4 * n,
-               "reduce_scatter accounting wrong");
+                   a->sent_xn - b->sent_xn == expected_sent_xn(COLL_REDUCE_SCATTER, n, 4),
+               "%s: reduce_scatter accounting wrong", backend);
         mem_free(x);
         mem_free(y);
     }
 }
-END_TEST
 
-START_TEST(test_all_gather) {
+static void check_all_gather(void) {
     for (size_t c = 0; c < NCOUNTS; c++) {
         size_t per = counts[c], n = per * rt.world;
         float *mine = mem_alloc(MEM_COMM_BUFFERS, per * sizeof(float));
@@ -102,18 +122,17 @@ START_TEST(test_all_gather) {
         CommStats after = comm_stats();
         for (int r = 0; r < rt.world; r++)
             for (size_t i = 0; i < per; i++) ok &= all[r * per + i] == input(r, i);
-        CK_ALL(ok, "all_gather of %zu per rank wrong", per);
+        CK_ALL(ok, "%s: all_gather of %zu per rank wrong", backend, per);
         const CommCount *a = &after.kind[COLL_ALL_GATHER], *b = &before.kind[COLL_ALL_GATHER];
         CK_ALL(a->calls - b->calls == 1 && a->payload - b->payload == 4 * n &&
-                   a->sent_xn - b->sent_xn == (uint64_t)(rt.world - 1) * 4 * n,
-               "all_gather accounting wrong");
+                   a->sent_xn - b->sent_xn == expected_sent_xn(COLL_ALL_GATHER, n, 4),
+               "%s: all_gather accounting wrong", backend);
         mem_free(mine);
         mem_free(all);
     }
 }
-END_TEST
 
-START_TEST(test_rooted) {
+static void check_rooted(void) {
     int root = rt.world - 1;
     for (size_t c = 0; c < NCOUNTS; c++) {
         size_t n = counts[c];
@@ -121,17 +140,17 @@ START_TEST(test_rooted) {
         comm_broadcast(x, n, DT_F32, root);
         int ok = 1;
         for (size_t i = 0; i < n; i++) ok &= x[i] == input(root, i);
-        CK_ALL(ok, "broadcast of %zu wrong", n);
+        CK_ALL(ok, "%s: broadcast of %zu wrong", backend, n);
         for (size_t i = 0; i < n; i++) x[i] = input(rt.rank, i);
         comm_reduce(x, y, n, DT_F32, OP_SUM, root);
         for (size_t i = 0; i < n && rt.rank == root; i++) ok &= y[i] == (float)sum_over_ranks(i);
         comm_reduce(x, x, n, DT_F32, OP_SUM, root);  // in place on the root
         for (size_t i = 0; i < n && rt.rank == root; i++) ok &= x[i] == (float)sum_over_ranks(i);
-        CK_ALL(ok, "reduce of %zu wrong", n);
+        CK_ALL(ok, "%s: reduce of %zu wrong", backend, n);
         float *all = inputs(n * rt.world);
         comm_scatter(all, y, n, DT_F32, root);
         for (size_t i = 0; i < n; i++) ok &= y[i] == input(root, rt.rank * n + i);
-        CK_ALL(ok, "scatter of %zu per rank wrong", n);
+        CK_ALL(ok, "%s: scatter of %zu per rank wrong", backend, n);
         mem_free(all);
         mem_free(x);
         mem_free(y);
@@ -140,20 +159,18 @@ START_TEST(test_rooted) {
     CommStats s = comm_stats();
     CK_ALL(s.kind[COLL_BARRIER].calls >= 1 && s.kind[COLL_BARRIER].payload == 0, "barrier not counted");
 }
-END_TEST
 
-START_TEST(test_other_types) {
+static void check_other_types(void) {
     double d[3] = { rt.rank, 1.5, -rt.rank };
     comm_metric_sum(d, 3);
     double n = rt.world;
-    CK_ALL(d[0] == n * (n - 1) / 2 && d[1] == 1.5 * n && d[2] == -n * (n - 1) / 2, "f64 sum wrong");
+    CK_ALL(d[0] == n * (n - 1) / 2 && d[1] == 1.5 * n && d[2] == -n * (n - 1) / 2, "%s: f64 sum wrong", backend);
     int v = 10 + rt.rank;
     comm_agree_min(&v);
-    CK_ALL(v == 10, "i32 min wrong");
+    CK_ALL(v == 10, "%s: i32 min wrong", backend);
 }
-END_TEST
 
-START_TEST(test_16bit) {
+static void check_16bit(void) {
     // bf16 and fp16 travel as 2 bytes; sums are done in fp32 per pair. The
     // inputs are halves in [-7.5, 7.5], whose sums over a few ranks every type
     // holds exactly, so results are compared bit for bit.
@@ -171,9 +188,9 @@ START_TEST(test_16bit) {
         cast_to_f32(f, y, dt, per);
         int ok = 1;
         for (size_t i = 0; i < per; i++) ok &= f[i] == (float)sum_over_ranks(rt.rank * per + i);
-        CK_ALL(ok, "%s reduce_scatter wrong", dtype_name(dt));
+        CK_ALL(ok, "%s: %s reduce_scatter wrong", backend, dtype_name(dt));
         const CommCount *a = &after.kind[COLL_REDUCE_SCATTER], *b = &before.kind[COLL_REDUCE_SCATTER];
-        CK_ALL(a->payload - b->payload == 2 * n && a->sent_xn - b->sent_xn == (uint64_t)(rt.world - 1) * 2 * n,
+        CK_ALL(a->payload - b->payload == 2 * n && a->sent_xn - b->sent_xn == expected_sent_xn(COLL_REDUCE_SCATTER, n, 2),
                "%s reduce_scatter accounting is not 2 bytes per element", dtype_name(dt));
         for (size_t i = 0; i < per; i++) f[i] = input(rt.rank, i);
         cast_from_f32(x, f, dt, per);
@@ -181,22 +198,21 @@ START_TEST(test_16bit) {
         cast_to_f32(f, y, dt, n);
         for (int r = 0; r < rt.world; r++)
             for (size_t i = 0; i < per; i++) ok &= f[r * per + i] == input(r, i);
-        CK_ALL(ok, "%s all_gather wrong", dtype_name(dt));
+        CK_ALL(ok, "%s: %s all_gather wrong", backend, dtype_name(dt));
         for (size_t i = 0; i < per; i++) f[i] = input(rt.rank, i);
         cast_from_f32(x, f, dt, per);
         comm_all_reduce(x, per, dt, OP_SUM);
         cast_to_f32(f, x, dt, per);
         for (size_t i = 0; i < per; i++) ok &= f[i] == (float)sum_over_ranks(i);
-        CK_ALL(ok, "%s all_reduce wrong", dtype_name(dt));
+        CK_ALL(ok, "%s: %s all_reduce wrong", backend, dtype_name(dt));
         mem_free(x); mem_free(y); mem_free(f);
     }
 }
-END_TEST
 
 // ----------------------------------------------------------------------------
 // async
 
-START_TEST(test_async_in_order) {
+static void check_async_in_order(void) {
     // Several requests in flight at once; each completes, in order, correctly.
     enum { K = 6 };
     size_t n = 4099;
@@ -215,7 +231,27 @@ START_TEST(test_async_in_order) {
     }
     CK_ALL(ok, "async all_reduces wrong or not complete");
 }
-END_TEST
+
+// Each check, once per backend; every backend must give the same answers.
+#define FOR_EACH_BACKEND(check)                                          \
+    START_TEST(test_##check) {                                          \
+        const char *names[] = { "mpi", "ring", "naive" };               \
+        for (int b = 0; b < 3; b++) {                                   \
+            CK_ALL(comm_use(names[b]), "no backend %s", names[b]);      \
+            backend = names[b];                                         \
+            check_##check();                                            \
+        }                                                               \
+        comm_use("mpi");                                                \
+        backend = "mpi";                                                \
+    }                                                                   \
+    END_TEST
+FOR_EACH_BACKEND(all_reduce)
+FOR_EACH_BACKEND(reduce_scatter)
+FOR_EACH_BACKEND(all_gather)
+FOR_EACH_BACKEND(rooted)
+FOR_EACH_BACKEND(other_types)
+FOR_EACH_BACKEND(16bit)
+FOR_EACH_BACKEND(async_in_order)
 
 START_TEST(test_async_overlaps_compute) {
     // The collective runs on the comm thread while this thread multiplies
@@ -253,7 +289,7 @@ START_TEST(test_no_leaks) {
 END_TEST
 
 static Suite *suite(void) {
-    Suite *s = suite_create("comm_mpi");
+    Suite *s = suite_create("comm");
     TCase *tc = tcase_create("collectives");
     tcase_add_test(tc, test_all_reduce);
     tcase_add_test(tc, test_reduce_scatter);

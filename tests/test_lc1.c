@@ -33,6 +33,14 @@ START_TEST(test_clipping_engaged) {
 }
 END_TEST
 
+START_TEST(test_follows_lc0_hand_written_collectives) {
+    // The same run over the ring and the naive backends: other sums in another
+    // order, the same tolerance.
+    grade_follows_lc0(runs, nruns, "--comm ring", LOSS_TOL, PARAM_TOL);
+    grade_follows_lc0(runs, nruns, "--comm naive", LOSS_TOL, PARAM_TOL);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------
 // memory and communication against the formulas
 
@@ -84,6 +92,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_follows_lc0);
     tcase_add_test(tc, test_clipping_engaged);
     tcase_add_test(tc, test_model_state_and_comm_exact);
+    tcase_add_test(tc, test_follows_lc0_hand_written_collectives);
     tcase_add_test(tc, test_no_leaks);
     suite_add_tcase(s, tc);
     return s;

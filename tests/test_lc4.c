@@ -68,6 +68,14 @@ START_TEST(test_follows_lc0_without_prefetch) {
 }
 END_TEST
 
+START_TEST(test_follows_lc0_hand_written_collectives) {
+    // The same run over the ring and the naive backends: other sums in another
+    // order, the same tolerance.
+    grade_follows_lc0(runs, nruns, "--comm ring", LOSS_TOL, PARAM_TOL);
+    grade_follows_lc0(runs, nruns, "--comm naive", LOSS_TOL, PARAM_TOL);
+}
+END_TEST
+
 // ----------------------------------------------------------------------------
 // start-up: slices only, and exactly lc0's params
 
@@ -252,6 +260,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_peaks_exact);
     tcase_add_test(tc, test_comm_exact);
     tcase_add_test(tc, test_prefetch_overlaps_compute);
+    tcase_add_test(tc, test_follows_lc0_hand_written_collectives);
     tcase_add_test(tc, test_no_leaks);
     suite_add_tcase(s, tc);
     return s;
