@@ -5,6 +5,7 @@
 #   make test       every test suite (Check); non-zero exit on any failure
 #   make all        binaries in build/bin/
 #   make sanitize   the test suites built with AddressSanitizer + UBSan
+#   make bench-comm the collectives' bandwidth for every backend (nccl-tests format)
 #   make diff-lcK   what lecture K changed (unified diff against lecture K-1)
 #   make clean
 
@@ -31,7 +32,7 @@ TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TEST
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 HEADERS = $(wildcard common/*.h)
 
-.PHONY: all build run test sanitize clean deps tests
+.PHONY: all build run test sanitize clean deps tests bench-comm
 .DEFAULT_GOAL := all
 
 all: deps
@@ -40,7 +41,9 @@ all: deps
 deps:
 	@tools/install_deps.sh
 
-build: $(STAGE_BINS) $(TEST_BINS)
+TOOL_BINS = $(BUILD)/bin/bench_comm
+
+build: $(STAGE_BINS) $(TEST_BINS) $(TOOL_BINS)
 
 # ----------------------------------------------------------------------------
 # compiling
@@ -59,6 +62,10 @@ $(BUILD)/bin/$(firstword $(subst /, ,$(1))): $(1).c $(BUILD)/lib/libcommon.a $(H
 	$$(CC) $$(CFLAGS) $$< $(BUILD)/lib/libcommon.a $$(LDLIBS) -o $$@
 endef
 $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
+
+$(BUILD)/bin/%: tools/%.c $(BUILD)/lib/libcommon.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
 
 # A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
 $(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h tests/grading.h $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
@@ -82,6 +89,12 @@ sanitize: deps
 	@$(MAKE) --no-print-directory build BUILD=build/san OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 	@SANITIZE=1 tests/run.sh build/san
+
+# The collectives' bandwidth, nccl-tests style, for every backend at 2 and 4 ranks.
+BENCH_ARGS ?= -b 4K -e 16M -f 4 -w 3 -n 10
+bench-comm: deps
+	@$(MAKE) --no-print-directory build
+	@for n in 2 4; do tools/launch $$n $(BUILD)/bin/bench_comm $(BENCH_ARGS) || exit 1; done
 
 # ----------------------------------------------------------------------------
 # lectures side by side

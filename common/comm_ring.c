@@ -52,6 +52,12 @@ static void recv_from(void *buf, size_t bytes, int from) {
     ((op) == OP_SUM ? (T)((a) + (b)) : (op) == OP_MAX ? ((a) > (b) ? (a) : (b)) : ((a) < (b) ? (a) : (b)))
 
 static void reduce_into(void *acc, const void *x, size_t n, DType dt, RedOp op) {
+    if (dt == DT_F32 && op == OP_SUM) {  // the hot case: a loop the compiler vectorizes
+        float *restrict a = acc;
+        const float *restrict b = x;
+        for (size_t i = 0; i < n; i++) a[i] += b[i];
+        return;
+    }
     switch (dt) {
     case DT_F32: { float *a = acc; const float *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(float, a[i], b[i]); break; }
     case DT_F64: { double *a = acc; const double *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(double, a[i], b[i]); break; }
@@ -90,7 +96,7 @@ static size_t chunk_len(size_t n, int k) { return chunk_first(n, k + 1) - chunk_
 static void ring_reduce_scatter_inplace(char *buf, size_t n, DType dt, RedOp op) {
     int N = rt.world, r = rt.rank;
     size_t esz = dtype_size(dt);
-    char *tmp = mem_alloc(MEM_COMM_BUFFERS, (n / N + 1) * esz);
+    char *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, (n / N + 1) * esz);
     for (int s = 0; s < N - 1; s++) {
         int out = mod(r - s - 1), in = mod(r - s - 2);
         send_recv(buf + chunk_first(n, out) * esz, chunk_len(n, out) * esz, mod(r + 1), tmp,
@@ -117,7 +123,7 @@ static void ring_all_gather_inplace(char *buf, size_t n, DType dt) {
 static void ring_reduce_scatter(const char *send, char *recv, size_t count, DType dt) {
     int N = rt.world, r = rt.rank;
     size_t bytes = count * dtype_size(dt);
-    char *acc = mem_alloc(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc(MEM_COMM_BUFFERS, bytes);
+    char *acc = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes);
     memcpy(acc, send + (size_t)r * bytes, bytes);  // N = 1: the answer already
     for (int s = 0; s < N - 1; s++) {
         int out = mod(r - s - 1), in = mod(r - s - 2);
@@ -141,7 +147,7 @@ static void ring_broadcast(char *buf, size_t bytes, int root) {
 static void ring_reduce(const CommOp *o) {
     size_t bytes = o->count * dtype_size(o->dt);
     int p = mod(rt.rank - o->root - 1);  // root is last
-    char *acc = mem_alloc(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc(MEM_COMM_BUFFERS, bytes);
+    char *acc = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes);
     memcpy(acc, o->send, bytes);
     if (p > 0) {
         recv_from(tmp, bytes, mod(rt.rank - 1));
@@ -216,7 +222,7 @@ static void gather_reduce_at_0(char *acc, size_t n, DType dt, RedOp op, const vo
         return;
     }
     if (acc != mine) memcpy(acc, mine, bytes);
-    char *tmp = mem_alloc(MEM_COMM_BUFFERS, bytes);
+    char *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes);
     for (int k = 1; k < rt.world; k++) {
         recv_from(tmp, bytes, k);
         reduce_into(acc, tmp, n, dt, op);
@@ -243,7 +249,7 @@ static uint64_t naive_run(const CommOp *o) {
         send_from_0(o->recv, 0, bytes, o->recv);
         break;
     case COLL_REDUCE_SCATTER: {
-        char *acc = rt.rank == 0 ? mem_alloc(MEM_COMM_BUFFERS, N * bytes) : NULL;
+        char *acc = rt.rank == 0 ? mem_alloc_scratch(MEM_COMM_BUFFERS, N * bytes) : NULL;
         gather_reduce_at_0(acc, N * o->count, o->dt, OP_SUM, o->send);
         send_from_0(acc, bytes, bytes, o->recv);
         mem_free(acc);
@@ -264,7 +270,7 @@ static uint64_t naive_run(const CommOp *o) {
         send_from_0(o->recv, 0, bytes, o->recv);
         break;
     case COLL_REDUCE: {
-        char *acc = rt.rank == 0 ? mem_alloc(MEM_COMM_BUFFERS, bytes) : NULL;
+        char *acc = rt.rank == 0 ? mem_alloc_scratch(MEM_COMM_BUFFERS, bytes) : NULL;
         gather_reduce_at_0(acc, o->count, o->dt, o->op, o->send);
         if (o->root == 0 && rt.rank == 0) memcpy(o->recv, acc, bytes);
         else if (rt.rank == 0) send_to(acc, bytes, o->root);
@@ -276,7 +282,7 @@ static uint64_t naive_run(const CommOp *o) {
         char *all = NULL;
         if (o->root != 0 && rt.rank == o->root) send_to(o->send, N * bytes, 0);
         if (rt.rank == 0) {
-            all = o->root == 0 ? (char *)o->send : mem_alloc(MEM_COMM_BUFFERS, N * bytes);
+            all = o->root == 0 ? (char *)o->send : mem_alloc_scratch(MEM_COMM_BUFFERS, N * bytes);
             if (o->root != 0) recv_from(all, N * bytes, o->root);
         }
         send_from_0(all, bytes, bytes, o->recv);

@@ -6,6 +6,7 @@
 #include "comm.h"
 #include "rt.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,20 +62,31 @@ static void count(MemCat cat, size_t bytes, int sign) {
 // ----------------------------------------------------------------------------
 // allocation
 
-void *mem_alloc(MemCat cat, size_t bytes) {
+void mem_init(void) {
+    // glibc serves blocks above 128 KiB with mmap and unmaps them on free, so a
+    // buffer freed and allocated again every step (a layer's gradient, a
+    // collective's scratch) would fault in fresh pages each time. Keep them.
+    if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TRIM_THRESHOLD, 1 << 30))
+        fatal("mem_init: mallopt refused the thresholds");
+}
+
+static void *allocate(MemCat cat, size_t bytes, int zero) {
     if ((unsigned)cat >= MEM_NCAT) fatal("mem_alloc: bad category %d", (int)cat);
     size_t rounded = (bytes + 63) & ~(size_t)63;
     if (rounded < bytes) fatal("mem_alloc: %zu bytes overflows", bytes);
     void *p = aligned_alloc(64, rounded ? rounded : 64);
     if (!p) fatal("mem_alloc: out of memory allocating %zu bytes for %s", bytes,
                   cat_names[cat]);
-    memset(p, 0, rounded ? rounded : 64);
+    if (zero) memset(p, 0, rounded ? rounded : 64);
     pthread_mutex_lock(&lock);
     table_add(p, bytes, cat);
     count(cat, bytes, +1);
     pthread_mutex_unlock(&lock);
     return p;
 }
+
+void *mem_alloc(MemCat cat, size_t bytes) { return allocate(cat, bytes, 1); }
+void *mem_alloc_scratch(MemCat cat, size_t bytes) { return allocate(cat, bytes, 0); }
 
 void mem_free(void *p) {
     if (!p) return;

@@ -15,8 +15,12 @@ typedef struct {
     size_t cur_total, peak_total;           // all categories together
 } MemStats;
 
+// Tunes the C allocator to keep freed memory for reuse (rt_init calls it).
+void mem_init(void);
 // Allocates bytes (zeroed, 64-byte aligned) under a category; fatal on failure.
 void *mem_alloc(MemCat cat, size_t bytes);
+// The same, not zeroed: scratch that is always written before it is read.
+void *mem_alloc_scratch(MemCat cat, size_t bytes);
 // Frees a pointer from mem_alloc (NULL is ignored); fatal on an unknown pointer.
 void mem_free(void *p);
 // Bytes currently held by the allocation p (0 for NULL).

@@ -2,6 +2,7 @@
 #include "rt.h"
 #include "comm.h"
 #include "kernels.h"
+#include "mem.h"
 
 #include <mpi.h>
 #include <stdarg.h>
@@ -46,6 +47,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
         fatal("MPI_Init_thread: this MPI gives thread level %d, the comm thread needs "
               "MPI_THREAD_MULTIPLE", provided);
     rt.local_rank = read_local_rank();
+    mem_init();
     kernels_init();
     comm_init();
 }
