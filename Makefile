@@ -6,6 +6,7 @@
 #   make all        binaries in build/bin/
 #   make sanitize   the test suites built with AddressSanitizer + UBSan
 #   make bench-comm the collectives' bandwidth for every backend (nccl-tests format)
+#   make plan       model state and traffic per stage for any model (the ZeRO paper's figure)
 #   make diff-lcK   what lecture K changed (unified diff against lecture K-1)
 #   make clean
 
@@ -21,10 +22,10 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CFLAGS  += -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 
-COMMON   = rt args mem dtype comm comm_mpi comm_ring kernels_cpu data ckpt rng
+COMMON   = rt args mem dtype comm comm_mpi comm_ring kernels_cpu data ckpt rng theory
 STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
 STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
-UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt
+UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory
 MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
 STAGE_TESTS = test_lc0
 TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) abort_one_rank)
@@ -32,7 +33,7 @@ TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TEST
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 HEADERS = $(wildcard common/*.h)
 
-.PHONY: all build run test sanitize clean deps tests bench-comm
+.PHONY: all build run test sanitize clean deps tests bench-comm plan
 .DEFAULT_GOAL := all
 
 all: deps
@@ -41,7 +42,7 @@ all: deps
 deps:
 	@tools/install_deps.sh
 
-TOOL_BINS = $(BUILD)/bin/bench_comm
+TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/plan
 
 build: $(STAGE_BINS) $(TEST_BINS) $(TOOL_BINS)
 
@@ -95,6 +96,13 @@ BENCH_ARGS ?= -b 4K -e 16M -f 4 -w 3 -n 10
 bench-comm: deps
 	@$(MAKE) --no-print-directory build
 	@for n in 2 4; do tools/launch $$n $(BUILD)/bin/bench_comm $(BENCH_ARGS) || exit 1; done
+
+# The formulas for a real model: the ZeRO paper's example, then the course's.
+plan: deps
+	@$(MAKE) --no-print-directory build
+	@$(BUILD)/bin/plan --params 7.5e9 --ranks 64 --precision mixed
+	@echo
+	@$(BUILD)/bin/plan --hidden 256 --layers 2 --context 5 --ranks 4 --precision fp32
 
 # ----------------------------------------------------------------------------
 # lectures side by side

@@ -22,6 +22,7 @@
 #include "../common/mem.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
+#include "../common/theory.h"
 
 #include <errno.h>
 #include <math.h>
@@ -360,7 +361,9 @@ void sample_words(Trainer *t) {
 // reports
 
 // The model state this stage keeps per rank, in bytes: 16Ψ.
-double model_state_formula(const Model *m) { return 16.0 * (double)m->numel; }
+double model_state_formula(const Model *m) {
+    return theory_model_state(ZERO_DDP, (double)m->numel, (double)m->numel, 1, 4, 8);
+}
 // Bytes each rank sends per step under the ring model: none.
 double comm_theory(const Model *m) { (void)m; return 0.0; }
 

@@ -26,6 +26,7 @@
 #include "../common/mem.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
+#include "../common/theory.h"
 
 #include <errno.h>
 #include <math.h>
@@ -369,7 +370,9 @@ void sample_words(Trainer *t) {
 // reports
 
 // The model state this stage keeps per rank, in bytes: 16Ψ.
-double model_state_formula(const Model *m) { return 16.0 * (double)m->numel; }
+double model_state_formula(const Model *m) {
+    return theory_model_state(ZERO_DDP, (double)m->numel, (double)m->numel, rt.world, 4, 8);
+}
 // Bytes each rank sends per step under the ring model: 2(N-1)/N x 4Ψ.
 double comm_theory(const Model *m) {
     return 2.0 * (rt.world - 1) * 4.0 * (double)m->numel / rt.world;

@@ -32,6 +32,7 @@
 #include "../common/mem.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
+#include "../common/theory.h"
 
 #include <errno.h>
 #include <math.h>
@@ -459,7 +460,7 @@ void sample_words(Trainer *t) {
 
 // The model state this stage keeps per rank, in bytes: 4Ψ + 4Ψ + 8Ψ_pad/N.
 double model_state_formula(const Model *m) {
-    return 8.0 * (double)m->numel + 8.0 * (double)m->shard_numel;
+    return theory_model_state(ZERO_1, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
 }
 // Bytes each rank sends per step under the ring model: a reduce-scatter (or, with
 // --grad-sync allreduce, an all-reduce) and an all-gather of the gradients and

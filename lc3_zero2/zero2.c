@@ -33,6 +33,7 @@
 #include "../common/mem.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
+#include "../common/theory.h"
 
 #include <errno.h>
 #include <math.h>
@@ -534,7 +535,7 @@ void sample_words(Trainer *t) {
 
 // The model state this stage keeps per rank, in bytes: 4Ψ + 12Ψ_pad/N.
 double model_state_formula(const Model *m) {
-    return 4.0 * (double)m->numel + 12.0 * (double)m->shard_numel;
+    return theory_model_state(ZERO_2, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
 }
 // Bytes each rank sends per step under the ring model: a reduce-scatter of the
 // gradients per micro-batch and an all-gather of the params, and with clipping

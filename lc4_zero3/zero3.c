@@ -32,6 +32,7 @@
 #include "../common/mem.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
+#include "../common/theory.h"
 
 #include <errno.h>
 #include <math.h>
@@ -571,7 +572,9 @@ void sample_words(Trainer *t) {
 // reports
 
 // The model state this stage keeps per rank, in bytes: 16Ψ_pad/N.
-double model_state_formula(const Model *m) { return 16.0 * (double)m->shard_numel; }
+double model_state_formula(const Model *m) {
+    return theory_model_state(ZERO_3, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
+}
 // Bytes each rank sends per step under the ring model: per micro-batch, the
 // all-gathers of forward (every layer) and backward (all but the last layer)
 // and a reduce-scatter of the gradients; with clipping one all-reduce of a double.

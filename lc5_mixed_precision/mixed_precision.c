@@ -37,6 +37,7 @@
 #include "../common/mem.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
+#include "../common/theory.h"
 
 #include <errno.h>
 #include <math.h>
@@ -685,7 +686,11 @@ void sample_words(Trainer *t) {
 
 // The model state this stage keeps per rank, in bytes: (2 + 2 + 4 + 4 + 4)
 // Ψ_pad/N, or (4 + 4 + 4 + 4) Ψ_pad/N in fp32 where the params are the master.
-double model_state_formula(const Model *m) { return 16.0 * (double)m->shard_numel; }
+double model_state_formula(const Model *m) {
+    int b = (int)dtype_size(m->dt);  // in fp32 the params are the master: k = 8, not 12
+    return theory_model_state(ZERO_3, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, b,
+                              m->dt == DT_F32 ? 8 : 12);
+}
 // Bytes each rank sends per step under the ring model: per micro-batch, the
 // all-gathers of forward (every layer) and backward (all but the last layer)
 // and a reduce-scatter of the gradients, in dt; the overflow flag's all-reduce

@@ -75,6 +75,16 @@ for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mix
   else bad=$((bad + 1)); echo "FAIL: $stage summary line: $(tail -n 1 "$tmp/out")"; fi
 done
 
+# The planner: the ZeRO paper's figure, and bad input.
+out=$("$BUILD/bin/plan" --params 7.5e9 --ranks 64 --precision mixed)
+if echo "$out" | grep -q "120.0 GB" && echo "$out" | grep -q "31.4 GB" && echo "$out" | grep -q "16.6 GB" &&
+   echo "$out" | grep -q "1.9 GB"; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: plan does not print the paper's figure:"; echo "$out"; fi
+expect 1 2 "--ranks 0: expected a number" "$BUILD/bin/plan" --params 1e9 --ranks 0
+expect 1 2 "give either --params or --hidden and --layers" "$BUILD/bin/plan" --ranks 8
+expect 1 2 "--precision fp8: expected mixed or fp32" "$BUILD/bin/plan" --params 1e9 --ranks 8 --precision fp8
+expect 2 2 "-b 10X: expected a size" "$BUILD/bin/bench_comm" -b 10X
+
 # lc5 in fp32 computes exactly what lc4 does: the same model file, byte for byte.
 for n in 2 3; do
   tools/launch $n "$BUILD/bin/lc4_zero3" $small --steps 5 --clip 0.1 --save-model "$tmp/a.st" >/dev/null 2>&1

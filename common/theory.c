@@ -1,0 +1,26 @@
+// theory: model-state and traffic formulas of DDP and the three ZeRO stages.
+#include "theory.h"
+
+double theory_model_state(ZeroStage s, double psi, double psi_pad, int n, int b, int k) {
+    switch (s) {
+    case ZERO_DDP: return (2.0 * b + k) * psi;
+    case ZERO_1: return 2.0 * b * psi + k * psi_pad / n;
+    case ZERO_2: return b * psi + (b + k) * psi_pad / n;
+    default: return (2.0 * b + k) * psi_pad / n;
+    }
+}
+
+double theory_comm(ZeroStage s, double psi, double psi_pad, int n, int b) {
+    double f = (n - 1.0) / n;
+    switch (s) {
+    case ZERO_DDP: return 2.0 * f * b * psi;
+    case ZERO_1:
+    case ZERO_2: return 2.0 * f * b * psi_pad;
+    default: return 3.0 * f * b * psi_pad;
+    }
+}
+
+const char *zero_stage_name(ZeroStage s) {
+    static const char *names[] = { "DDP (lc1)", "ZeRO-1 (lc2)", "ZeRO-2 (lc3)", "ZeRO-3 (lc4, lc5)" };
+    return names[s];
+}

@@ -1,0 +1,47 @@
+// test_theory: the formulas of common/theory against the ZeRO paper's figure
+// (Ψ = 7.5B, N = 64, mixed precision: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB) and
+// against the course's own fp32 model, where the stages measure them.
+#include "check_mpi.h"
+
+#include <math.h>
+
+#include "../common/theory.h"
+
+START_TEST(test_paper_figure) {
+    const double want[] = { 120.0, 31.4, 16.6, 1.9 };  // GB, as the paper prints them
+    for (int s = ZERO_DDP; s <= ZERO_3; s++) {
+        double gb = theory_model_state((ZeroStage)s, 7.5e9, 7.5e9, 64, 2, 12) / 1e9;
+        ck_assert_msg(fabs(round(gb * 10) / 10 - want[s]) < 1e-9, "%s: %.3f GB, paper says %.1f",
+                      zero_stage_name((ZeroStage)s), gb, want[s]);
+    }
+}
+END_TEST
+
+START_TEST(test_course_model) {
+    // The default model at N = 4 (Ψ = 107,547, Ψ_pad = 107,548), fp32: what
+    // lc1 to lc4 measure, to the byte (see the README's table).
+    const double state[] = { 1720752, 1075472, 752832, 430192 };
+    for (int s = ZERO_DDP; s <= ZERO_3; s++)
+        ck_assert_double_eq(theory_model_state((ZeroStage)s, 107547, 107548, 4, 4, 8), state[s]);
+    ck_assert_double_eq(theory_comm(ZERO_DDP, 107547, 107548, 4, 4), 645282);
+    ck_assert_double_eq(theory_comm(ZERO_1, 107547, 107548, 4, 4), 645288);
+    ck_assert_double_eq(theory_comm(ZERO_2, 107547, 107548, 4, 4), 645288);
+    ck_assert_double_eq(theory_comm(ZERO_3, 107547, 107548, 4, 4), 967932);
+    // One rank: every stage is DDP.
+    for (int s = ZERO_DDP; s <= ZERO_3; s++) {
+        ck_assert_double_eq(theory_model_state((ZeroStage)s, 1000, 1000, 1, 4, 8), 16000);
+        ck_assert_double_eq(theory_comm((ZeroStage)s, 1000, 1000, 1, 4), 0);
+    }
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("theory");
+    TCase *tc = tcase_create("formulas");
+    tcase_add_test(tc, test_paper_figure);
+    tcase_add_test(tc, test_course_model);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN("test_theory", suite)

@@ -1,0 +1,97 @@
+// plan: the course's formulas for any model and any number of ranks, before
+// renting the machines. Model-state bytes per rank and bytes each rank sends
+// per step for DDP and the three ZeRO stages (common/theory, the same code the
+// stages print their formulas with).
+//   build/bin/plan --params 7.5e9 --ranks 64 --precision mixed   (the ZeRO paper's figure)
+//   build/bin/plan --hidden 256 --layers 2 --context 5 --ranks 4 --precision fp32
+// A single process; no MPI.
+#include "../common/theory.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *prog = "plan";
+
+static void usage(const char *fmt, const char *a, const char *b) {
+    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n");
+    exit(2);
+}
+
+static double number(const char *flag, const char *v, double lo, double hi) {
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || errno || !isfinite(x) || x < lo || x > hi)
+        usage("%s %s: expected a number in range (see --help)", flag, v);
+    return x;
+}
+
+// Ψ of the course's MLP, and Ψ_pad with each layer padded to a multiple of n.
+static void mlp_params(double hidden, double layers, double context, int n, double *psi, double *psi_pad) {
+    *psi = *psi_pad = 0;
+    double in = context * 27;
+    for (int l = 0; l <= (int)layers; l++) {
+        double out = l == (int)layers ? 27 : hidden, numel = out * in + out;
+        *psi += numel;
+        *psi_pad += ceil(numel / n) * n;
+        in = out;
+    }
+}
+
+static void human(double bytes, char *out, size_t len) {
+    if (bytes >= 1e9) snprintf(out, len, "%.1f GB", bytes / 1e9);
+    else if (bytes >= 1e6) snprintf(out, len, "%.1f MB", bytes / 1e6);
+    else snprintf(out, len, "%.0f B", bytes);
+}
+
+int main(int argc, char **argv) {
+    double psi = 0, hidden = 0, layers = -1, context = 5;
+    int n = 0, mixed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+            printf("usage: %s (--params P | --hidden H --layers L [--context T]) --ranks N "
+                   "[--precision mixed|fp32]\n", prog);
+            return 0;
+        }
+        if (i + 1 >= argc) usage("%s: missing value%s", f, "");
+        const char *v = argv[++i];
+        if (strcmp(f, "--params") == 0) psi = number(f, v, 1, 1e15);
+        else if (strcmp(f, "--hidden") == 0) hidden = number(f, v, 1, 1e7);
+        else if (strcmp(f, "--layers") == 0) layers = number(f, v, 0, 1e4);
+        else if (strcmp(f, "--context") == 0) context = number(f, v, 1, 1e4);
+        else if (strcmp(f, "--ranks") == 0) n = (int)number(f, v, 1, 1e7);
+        else if (strcmp(f, "--precision") == 0) {
+            if (strcmp(v, "mixed") && strcmp(v, "fp32")) usage("%s %s: expected mixed or fp32", f, v);
+            mixed = strcmp(v, "mixed") == 0;
+        } else usage("unknown option '%s'%s (see --help)", f, "");
+    }
+    if (n == 0) usage("--ranks is required%s%s", "", "");
+    if ((psi > 0) == (hidden > 0 || layers >= 0))
+        usage("give either --params or --hidden and --layers%s%s", "", "");
+    if (hidden > 0 && layers < 0) usage("--hidden needs --layers%s%s", "", "");
+    double psi_pad = psi;
+    if (psi == 0) mlp_params(hidden, layers, context, n, &psi, &psi_pad);
+    // Mixed precision: 2-byte params and grads, fp32 master, m and v (K = 12).
+    // fp32: 4-byte params and grads, m and v (K = 8).
+    int b = mixed ? 2 : 4, k = mixed ? 12 : 8;
+    printf("Ψ = %.0f parameters%s, N = %d ranks, %s: %d-byte params and grads, K = %d bytes of optimizer state\n",
+           psi, psi_pad != psi ? " (Ψ_pad with padded layers below)" : "", n, mixed ? "mixed precision" : "fp32",
+           b, k);
+    if (psi_pad != psi) printf("Ψ_pad = %.0f\n", psi_pad);
+    printf("%-20s %22s %12s %26s\n", "stage", "model state per rank", "", "sent per rank per step");
+    for (int s = ZERO_DDP; s <= ZERO_3; s++) {
+        char a[32], c[32];
+        double state = theory_model_state((ZeroStage)s, psi, psi_pad, n, b, k);
+        double comm = theory_comm((ZeroStage)s, psi, psi_pad, n, b);
+        human(state, a, sizeof a);
+        human(comm, c, sizeof c);
+        printf("%-20s %22.0f %12s %17.0f %8s\n", zero_stage_name((ZeroStage)s), state, a, comm, c);
+    }
+    return 0;
+}
