@@ -7,6 +7,7 @@
 #   make sanitize   the test suites built with AddressSanitizer + UBSan
 #   make bench-comm the collectives' bandwidth for every backend (nccl-tests format)
 #   make plan       model state and traffic per stage for any model (the ZeRO paper's figure)
+#   make compare    the table and plots of the last make run (build/plots)
 #   make diff-lcK   what lecture K changed (unified diff against lecture K-1)
 #   make clean
 
@@ -25,7 +26,7 @@ LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 COMMON   = rt args mem dtype comm comm_mpi comm_ring kernels_cpu data ckpt rng theory
 STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
 STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
-UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory
+UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare
 MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
 STAGE_TESTS = test_lc0
 TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) abort_one_rank)
@@ -33,7 +34,7 @@ TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TEST
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 HEADERS = $(wildcard common/*.h)
 
-.PHONY: all build run test sanitize clean deps tests bench-comm plan
+.PHONY: all build run test sanitize clean deps tests bench-comm plan compare
 .DEFAULT_GOAL := all
 
 all: deps
@@ -42,7 +43,7 @@ all: deps
 deps:
 	@tools/install_deps.sh
 
-TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/plan
+TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/plan $(BUILD)/bin/compare
 
 build: $(STAGE_BINS) $(TEST_BINS) $(TOOL_BINS)
 
@@ -69,7 +70,7 @@ $(BUILD)/bin/%: tools/%.c $(BUILD)/lib/libcommon.a $(HEADERS)
 	$(CC) $(CFLAGS) $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
 
 # A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
-$(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h tests/grading.h $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
+$(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h tests/grading.h $(wildcard tools/*.c) $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
 
@@ -96,6 +97,12 @@ BENCH_ARGS ?= -b 4K -e 16M -f 4 -w 3 -n 10
 bench-comm: deps
 	@$(MAKE) --no-print-directory build
 	@for n in 2 4; do tools/launch $$n $(BUILD)/bin/bench_comm $(BENCH_ARGS) || exit 1; done
+
+# The course side by side from the logs of make run: a table, and plots in build/plots.
+compare: deps
+	@$(MAKE) --no-print-directory build
+	@mkdir -p $(BUILD)/plots
+	@$(BUILD)/bin/compare $(BUILD)/run $(BUILD)/plots
 
 # The formulas for a real model: the ZeRO paper's example, then the course's.
 plan: deps

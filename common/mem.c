@@ -142,6 +142,10 @@ size_t mem_model_state_bytes(const MemStats *s) {
 
 #define MIB (1024.0 * 1024.0)
 
+static char summary_fields[256];  // filled by mem_report
+
+const char *mem_summary_fields(void) { return summary_fields; }
+
 size_t mem_report(const char *formula, double formula_bytes, size_t *peak) {
     // One row per category plus the total and the model state: max over ranks.
     enum { NROW = 2 * MEM_NCAT + 3 };
@@ -165,6 +169,10 @@ size_t mem_report(const char *formula, double formula_bytes, size_t *peak) {
     print0("  model state: formula %s = %.0f bytes, measured %.0f bytes%s\n", formula,
            formula_bytes, v[2 * MEM_NCAT + 2],
            formula_bytes == v[2 * MEM_NCAT + 2] ? " (equal)" : " (DIFFERENT)");
+    int n = 0;
+    for (int c = MEM_PARAMS; c <= MEM_ADAM_V; c++)
+        n += snprintf(summary_fields + n, sizeof summary_fields - (size_t)n, " mem_%s=%.0f", cat_names[c],
+                      v[2 * c]);
     *peak = (size_t)v[2 * MEM_NCAT + 1];
     return (size_t)v[2 * MEM_NCAT + 2];
 }

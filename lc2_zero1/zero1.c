@@ -488,9 +488,10 @@ void report(Trainer *t) {
     comm_report(&t->comm, (int)t->a.steps, theory, comm_theory(t));
     double sent = comm_total_sent_bytes(&t->comm) / (double)t->a.steps;
     print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
-           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f\n",
+           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f "
+           "model_state_formula=%.0f%s\n",
            STAGE, rt.world, t->a.device, m->numel, t->a.steps, t->loss, state, peak, sent,
-           steptime_median());
+           steptime_median(), model_state_formula(m), mem_summary_fields());
 }
 
 // ----------------------------------------------------------------------------

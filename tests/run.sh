@@ -21,7 +21,7 @@ run() {
   else failed=$((failed + 1)); failures="$failures $name"; echo "FAILED: $name"; fi
 }
 
-for t in test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_lc0; do
+for t in test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare test_lc0; do
   run "$t" "$BUILD/test/$t"
 done
 

@@ -67,6 +67,7 @@ else bad=$((bad + 1)); echo "FAIL: --help"; fi
 
 # The summary line is the last line of stdout, with every key in order.
 keys="stage ranks device params steps final_loss model_state_bytes peak_bytes comm_bytes_per_step step_ms"
+keys="$keys model_state_formula mem_params mem_grads mem_master_params mem_adam_m mem_adam_v"
 for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
   n=1; [ "$stage" = lc0_adam ] || n=2
   tools/launch $n "$BUILD/bin/$stage" $small >"$tmp/out" 2>"$tmp/err"
@@ -84,6 +85,17 @@ expect 1 2 "--ranks 0: expected a number" "$BUILD/bin/plan" --params 1e9 --ranks
 expect 1 2 "give either --params or --hidden and --layers" "$BUILD/bin/plan" --ranks 8
 expect 1 2 "--precision fp8: expected mixed or fp32" "$BUILD/bin/plan" --params 1e9 --ranks 8 --precision fp8
 expect 2 2 "-b 10X: expected a size" "$BUILD/bin/bench_comm" -b 10X
+
+# compare: a table and plots from stage logs; a malformed log is one line, exit 2.
+mkdir -p "$tmp/run" "$tmp/plots" "$tmp/none"
+tools/launch 1 "$BUILD/bin/lc0_adam" $small --loss-log "$tmp/run/lc0_adam.loss" >"$tmp/run/lc0_adam.log" 2>/dev/null
+tools/launch 2 "$BUILD/bin/lc3_zero2" $small --loss-log "$tmp/run/lc3_zero2.loss" >"$tmp/run/lc3_zero2.log" 2>/dev/null
+if "$BUILD/bin/compare" "$tmp/run" "$tmp/plots" >"$tmp/out" 2>"$tmp/err" && grep -q "^lc3_zero2 " "$tmp/out" &&
+   [ -s "$tmp/plots/memory.png" ] && [ -s "$tmp/plots/loss.svg" ]; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: compare on good logs"; cat "$tmp/out" "$tmp/err"; fi
+expect 1 2 "no stage logs" "$BUILD/bin/compare" "$tmp/none" "$tmp/plots"
+echo "summary stage=lc2_zero1 ranks=four" >"$tmp/run/lc2_zero1.log"
+expect 1 2 "lc2_zero1.log: malformed summary line: ranks=four is not a number" "$BUILD/bin/compare" "$tmp/run" "$tmp/plots"
 
 # lc5 in fp32 computes exactly what lc4 does: the same model file, byte for byte.
 for n in 2 3; do

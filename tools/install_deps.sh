@@ -4,7 +4,7 @@
 # fails, so `make` stops before a confusing compile error.
 set -eu
 
-PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev pkg-config wamerican"
+PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev pkg-config wamerican gnuplot-nox"
 
 missing=""
 for p in $PKGS; do

@@ -14,20 +14,14 @@ for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mix
   n=$RANKS; [ "$stage" = lc0_adam ] && n=1
   echo
   echo "=================== $stage ($n rank$( [ "$n" -gt 1 ] && echo s)) ==================="
-  tools/launch "$n" "$BUILD/bin/$stage" | tee "$BUILD/run/$stage.log"
+  tools/launch "$n" "$BUILD/bin/$stage" --loss-log "$BUILD/run/$stage.loss" | tee "$BUILD/run/$stage.log"
   last=$stage
 done
 
 echo
 echo "=================== the course so far ==================="
-printf '%-22s %5s %9s %16s %12s %14s %9s %10s\n' stage ranks params model_state_B peak_B comm_B/step step_ms final_loss
-for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
-  [ -f "$BUILD/run/$stage.log" ] || continue
-  tail -n 1 "$BUILD/run/$stage.log" | tr ' ' '\n' | awk -F= '
-    { v[$1] = $2 }
-    END { printf "%-22s %5s %9s %16s %12s %14s %9s %10s\n", v["stage"], v["ranks"], v["params"],
-          v["model_state_bytes"], v["peak_bytes"], v["comm_bytes_per_step"], v["step_ms"], v["final_loss"] }'
-done
+mkdir -p "$BUILD/plots"
+"$BUILD/bin/compare" "$BUILD/run" "$BUILD/plots"
 echo
 echo "words made up by $last:"
 grep '^samples:' "$BUILD/run/$last.log" | sed 's/^samples: *//' | tr ' ' '\n' | sed 's/^/  /'

@@ -1,0 +1,179 @@
+// compare: the course side by side, from what the stages printed. Reads the
+// summary line (the last line of each stage's output, DESIGN section 5) from
+// RUN_DIR/<stage>.log and the loss curve from RUN_DIR/<stage>.loss, prints one
+// table, and writes two plots with gnuplot into PLOT_DIR (PNG and SVG):
+// memory.* (model state per rank by category, measured, stacked per stage: the
+// picture of the ZeRO paper's figure) and loss.* (every stage's loss curve).
+//   build/bin/compare build/run build/plots
+// A single process; no MPI. Bad input: one line on stderr, exit status 2.
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const course_stages[] = { "lc0_adam", "lc1_distributed_adam", "lc2_zero1", "lc3_zero2", "lc4_zero3",
+                                "lc5_mixed_precision" };
+#define NSTAGES 6
+
+// The keys the table and plots need, in the order they are stored.
+static const char *keys[] = { "ranks", "params", "model_state_formula", "model_state_bytes", "peak_bytes",
+                              "comm_bytes_per_step", "step_ms", "final_loss", "mem_params", "mem_grads",
+                              "mem_master_params", "mem_adam_m", "mem_adam_v" };
+#define NKEYS 13
+enum { K_RANKS, K_PARAMS, K_FORMULA, K_STATE, K_PEAK, K_COMM, K_MS, K_LOSS, K_MEM };
+
+typedef struct {
+    char name[64];
+    double v[NKEYS];
+} Summary;
+
+static void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "compare: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(2);
+}
+
+// ----------------------------------------------------------------------------
+// parsing
+
+// Parses one summary line into s; returns NULL or what is wrong with it.
+const char *parse_summary(const char *line, Summary *s) {
+    static char why[256];
+    char buf[2048];
+    int have[NKEYS] = { 0 };
+    memset(s, 0, sizeof *s);
+    if (strncmp(line, "summary ", 8) != 0) return "does not start with 'summary '";
+    snprintf(buf, sizeof buf, "%s", line + 8);
+    for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n")) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1]) {
+            snprintf(why, sizeof why, "'%s' is not key=value", tok);
+            return why;
+        }
+        *eq = '\0';
+        const char *val = eq + 1;
+        if (strcmp(tok, "stage") == 0) {
+            snprintf(s->name, sizeof s->name, "%s", val);
+            continue;
+        }
+        for (int k = 0; k < NKEYS; k++) {
+            if (strcmp(tok, keys[k]) != 0) continue;
+            char *end;
+            errno = 0;
+            s->v[k] = strtod(val, &end);
+            if (*end || errno || !isfinite(s->v[k])) {
+                snprintf(why, sizeof why, "%s=%s is not a number", tok, val);
+                return why;
+            }
+            have[k] = 1;
+        }
+    }
+    if (!s->name[0]) return "no stage=";
+    for (int k = 0; k < NKEYS; k++)
+        if (!have[k]) {
+            snprintf(why, sizeof why, "no %s=", keys[k]);
+            return why;
+        }
+    return NULL;
+}
+
+// The last line of path that starts with "summary ", parsed; 0 if no file.
+int read_log(const char *path, Summary *s) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[2048], last[2048] = "";
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "summary ", 8) == 0) snprintf(last, sizeof last, "%s", line);
+    fclose(f);
+    if (!last[0]) die("%s: no summary line (did the stage finish?)", path);
+    const char *why = parse_summary(last, s);
+    if (why) die("%s: malformed summary line: %s", path, why);
+    return 1;
+}
+
+// ----------------------------------------------------------------------------
+// output
+
+void print_table(const Summary *s, int n) {
+    printf("%-20s %5s %9s %14s %14s %11s %12s %9s %10s\n", "stage", "ranks", "params", "state_formula",
+           "state_measured", "peak_B", "comm_B/step", "step_ms", "final_loss");
+    for (int i = 0; i < n; i++)
+        printf("%-20s %5.0f %9.0f %14.0f %14.0f %11.0f %12.0f %9.3f %10.6f\n", s[i].name, s[i].v[K_RANKS],
+               s[i].v[K_PARAMS], s[i].v[K_FORMULA], s[i].v[K_STATE], s[i].v[K_PEAK], s[i].v[K_COMM], s[i].v[K_MS],
+               s[i].v[K_LOSS]);
+}
+
+static FILE *open_or_fail(const char *dir, const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) die("cannot write %s: %s", path, strerror(errno));
+    return f;
+}
+
+void write_plots(const Summary *s, int n, const char *run_dir_arg, const char *plot_dir) {
+    char run_dir[1024];  // gnuplot runs in plot_dir, so the loss files need absolute paths
+    if (!realpath(run_dir_arg, run_dir)) die("%s: %s", run_dir_arg, strerror(errno));
+    FILE *d = open_or_fail(plot_dir, "memory.dat");
+    fprintf(d, "# stage params grads master_params adam_m adam_v (bytes per rank, measured)\n");
+    for (int i = 0; i < n; i++) {
+        fprintf(d, "%s", s[i].name);
+        for (int k = K_MEM; k < NKEYS; k++) fprintf(d, " %.0f", s[i].v[k]);
+        fprintf(d, "\n");
+    }
+    fclose(d);
+    FILE *g = open_or_fail(plot_dir, "course.gp");
+    fprintf(g, "# gnuplot script written by tools/compare; run from %s\n", plot_dir);
+    for (int t = 0; t < 2; t++) {
+        const char *term = t ? "svg size 960,540 noenhanced" : "png size 960,540 noenhanced";
+        const char *ext = t ? "svg" : "png";
+        fprintf(g, "reset\nset terminal %s\nset output 'memory.%s'\n", term, ext);
+        fprintf(g, "set title 'Model state per rank, measured (bytes)'\nset style data histograms\n"
+                   "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.7\n"
+                   "set xtics rotate by -20\nset key outside right\nset ylabel 'bytes per rank'\n"
+                   "plot 'memory.dat' using 2:xtic(1) title 'params', '' using 3 title 'grads', "
+                   "'' using 4 title 'master params', '' using 5 title 'Adam m', '' using 6 title 'Adam v'\n");
+        fprintf(g, "reset\nset terminal %s\nset output 'loss.%s'\nset title 'Loss per step, every stage'\n"
+                   "set xlabel 'step'\nset ylabel 'loss'\nset key top right\nplot", term, ext);
+        int first = 1;
+        for (int i = 0; i < n; i++) {
+            char path[1200];
+            snprintf(path, sizeof path, "%s/%s.loss", run_dir, s[i].name);
+            FILE *l = fopen(path, "r");
+            if (!l) continue;
+            fclose(l);
+            fprintf(g, "%s '%s' using 1:2 with lines title '%s'", first ? "" : ",", path, s[i].name);
+            first = 0;
+        }
+        if (first) fprintf(g, " 0 notitle");
+        fprintf(g, "\n");
+    }
+    fclose(g);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot course.gp 2>gnuplot.err", plot_dir);
+    if (system(cmd) != 0) die("gnuplot failed (see %s/gnuplot.err); is gnuplot-nox installed?", plot_dir);
+}
+
+#ifndef COMPARE_TEST
+int main(int argc, char **argv) {
+    if (argc != 3) die("usage: compare RUN_DIR PLOT_DIR (the logs of make run, where to put the plots)");
+    Summary s[NSTAGES];
+    int n = 0;
+    for (int i = 0; i < NSTAGES; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.log", argv[1], course_stages[i]);
+        if (read_log(path, &s[n])) n++;
+    }
+    if (n == 0) die("%s: no stage logs (run make run first)", argv[1]);
+    print_table(s, n);
+    write_plots(s, n, argv[1], argv[2]);
+    printf("\nplots: %s/memory.png and %s/loss.png (and .svg)\n", argv[2], argv[2]);
+    return 0;
+}
+#endif
