@@ -23,13 +23,13 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CFLAGS  += -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 
-COMMON   = rt args mem dtype comm comm_mpi comm_ring kernels_cpu data ckpt rng theory
+COMMON   = rt args mem dtype comm comm_mpi comm_ring kernels_cpu data ckpt rng theory trace
 STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
 STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
 UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare
 MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
 STAGE_TESTS = test_lc0
-TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) abort_one_rank)
+TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) abort_one_rank check_trace)
 
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 HEADERS = $(wildcard common/*.h)

@@ -42,6 +42,7 @@ static const Opt opts[] = {
     { "sample", T_INT, F(sample), "10", 0, 10000, NULL, "words to sample from the trained model" },
     { "init", T_STR, F(init), NULL, 0, 0, NULL, "start from this safetensors model instead of the seeded init" },
     { "save-model", T_STR, F(save_model), NULL, 0, 0, NULL, "write the trained model here (safetensors)" },
+    { "trace", T_STR, F(trace), NULL, 0, 0, NULL, "write a Chrome trace of the run here (Perfetto, chrome://tracing)" },
     { "loss-log", T_STR, F(loss_log), NULL, 0, 0, NULL, "write every step's loss here (text: step loss)" },
     { "device", T_CHOICE, F(device), "cpu", 0, 0, "cpu cuda", "where to compute" },
     { "comm", T_CHOICE, F(comm), "mpi", 0, 0, "mpi ring naive",

@@ -2,6 +2,7 @@
 // the communication report. Backends only run one collective at a time.
 #include "comm.h"
 #include "rt.h"
+#include "trace.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -13,7 +14,7 @@
 typedef struct {
     CommOp op;
     int metric;        // counted under metrics, not training traffic
-    double t_start, t_end;
+    double t_launch, t_start, t_end;
 } Slot;
 
 static struct {
@@ -54,6 +55,10 @@ static void *comm_thread(void *arg) {
         s->t_start = now_s();
         uint64_t sent = q.backend->run(&s->op);
         s->t_end = now_s();
+        trace_collective(coll_name(s->op.kind), s->t_launch, s->t_start, s->t_end,
+                         (double)(s->op.count * dtype_size(s->op.dt) *
+                                  (s->op.kind == COLL_REDUCE_SCATTER || s->op.kind == COLL_ALL_GATHER ||
+                                   s->op.kind == COLL_SCATTER ? (size_t)rt.world : 1)));
         pthread_mutex_lock(&q.lock);
         account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, sent);
         q.finished++;
@@ -152,6 +157,7 @@ static CommReq enqueue(CommOp op, int metric) {
     while (q.head - q.finished >= QCAP) pthread_cond_wait(&q.done, &q.lock);
     q.slot[q.head % QCAP].op = op;
     q.slot[q.head % QCAP].metric = metric;
+    q.slot[q.head % QCAP].t_launch = now_s();
     CommReq r = q.head++;
     pthread_cond_signal(&q.work);
     pthread_mutex_unlock(&q.lock);

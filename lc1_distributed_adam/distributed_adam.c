@@ -27,6 +27,7 @@
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
+#include "../common/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -36,7 +37,7 @@
 
 #define STAGE "lc1_distributed_adam"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log device comm"
+                "weight-decay clip seed log-every sample init save-model loss-log trace device comm"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
@@ -192,12 +193,14 @@ void acts_free(Acts *x, const Model *m) {
 void forward(Model *m, Acts *x, int rows) {
     one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
     for (int l = 0; l < m->nlayers; l++) {
+        trace_phase("forward", l);
         const Layer *L = &m->layer[l];
         float *y = x->act[l + 1];
         matmul(y, x->act[l], weight(m, m->params, l), rows, L->out, L->in, 0, 1, 0.0f);
         bias_add(y, bias(m, m->params, l), rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
     }
+    trace_phase(NULL, 0);
 }
 
 // Adds this micro-batch's gradients into m->grads. Gradients are of the mean
@@ -210,6 +213,7 @@ double forward_backward(Model *m, Acts *x, int global_batch) {
     double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
                                1.0f / (float)global_batch);
     for (int l = m->nlayers - 1; l >= 0; l--) {
+        trace_phase("backward", l);
         const Layer *L = &m->layer[l];
         matmul(weight(m, m->grads, l), d, x->act[l], L->out, L->in, rows, 1, 0, 1.0f);
         bias_grad(bias(m, m->grads, l), d, rows, L->out);
@@ -218,6 +222,7 @@ double forward_backward(Model *m, Acts *x, int global_batch) {
         relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
         float *swap = d; d = dn; dn = swap;
     }
+    trace_phase(NULL, 0);
     return loss;
 }
 
@@ -302,8 +307,10 @@ double train_step(Trainer *t, long step) {
     // sum over ranks is the gradient of the global batch.
     comm_all_reduce(m->grads, m->numel, DT_F32, OP_SUM);
     comm_metric_sum(&loss, 1);
+    trace_phase("optimizer", -1);
     if (t->a.clip > 0) clip_grads(m, t->a.clip);
     adam_step(&t->opt, m);
+    trace_phase(NULL, 0);
     return loss / B;
 }
 
@@ -408,7 +415,12 @@ int main(int argc, char **argv) {
     print0("%s: %d rank%s, Ψ = %zu parameters (%d Linear layers), %zu words, %zu examples\n",
            STAGE, rt.world, rt.world > 1 ? "s" : "", t.model.numel, t.model.nlayers,
            t.data.nwords, t.data.n);
+    if (a.trace) trace_open(a.trace);
     train(&t);
+    if (a.trace) {
+        const char *err = trace_write(a.trace);
+        if (err) fatal("%s", err);
+    }
     if (a.save_model && rt.rank == 0) {
         const char *err = save_params(&t.model, a.save_model);
         if (err) fatal("%s", err);

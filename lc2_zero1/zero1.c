@@ -33,6 +33,7 @@
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
+#include "../common/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -42,7 +43,7 @@
 
 #define STAGE "lc2_zero1"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log device comm grad-sync"
+                "weight-decay clip seed log-every sample init save-model loss-log trace device comm grad-sync"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
@@ -218,12 +219,14 @@ void acts_free(Acts *x, const Model *m) {
 void forward(Model *m, Acts *x, int rows) {
     one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
     for (int l = 0; l < m->nlayers; l++) {
+        trace_phase("forward", l);
         const Layer *L = &m->layer[l];
         float *y = x->act[l + 1];
         matmul(y, x->act[l], weight(m, m->params, l), rows, L->out, L->in, 0, 1, 0.0f);
         bias_add(y, bias(m, m->params, l), rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
     }
+    trace_phase(NULL, 0);
 }
 
 // Adds this micro-batch's gradients into m->grads. Gradients are of the mean
@@ -236,6 +239,7 @@ double forward_backward(Model *m, Acts *x, int global_batch) {
     double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
                                1.0f / (float)global_batch);
     for (int l = m->nlayers - 1; l >= 0; l--) {
+        trace_phase("backward", l);
         const Layer *L = &m->layer[l];
         matmul(weight(m, m->grads, l), d, x->act[l], L->out, L->in, rows, 1, 0, 1.0f);
         bias_grad(bias(m, m->grads, l), d, rows, L->out);
@@ -244,6 +248,7 @@ double forward_backward(Model *m, Acts *x, int global_batch) {
         relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
         float *swap = d; d = dn; dn = swap;
     }
+    trace_phase(NULL, 0);
     return loss;
 }
 
@@ -390,8 +395,10 @@ double train_step(Trainer *t, long step) {
     else
         reduce_scatter_grads(t);
     comm_metric_sum(&loss, 1);
+    trace_phase("optimizer", -1);
     if (t->a.clip > 0) clip_grads(m, t->a.clip);
     adam_step(&t->opt, m);
+    trace_phase(NULL, 0);
     all_gather_params(t);
     return loss / B;
 }
@@ -509,7 +516,12 @@ int main(int argc, char **argv) {
            t.data.nwords, t.data.n);
     print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
            "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
+    if (a.trace) trace_open(a.trace);
     train(&t);
+    if (a.trace) {
+        const char *err = trace_write(a.trace);
+        if (err) fatal("%s", err);
+    }
     if (a.save_model && rt.rank == 0) {
         const char *err = save_params(&t.model, a.save_model);
         if (err) fatal("%s", err);

@@ -34,6 +34,7 @@
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
+#include "../common/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -43,7 +44,7 @@
 
 #define STAGE "lc3_zero2"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log device comm bucket-mb"
+                "weight-decay clip seed log-every sample init save-model loss-log trace device comm bucket-mb"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
@@ -232,12 +233,14 @@ void acts_free(Acts *x, const Model *m) {
 void forward(Model *m, Acts *x, int rows) {
     one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
     for (int l = 0; l < m->nlayers; l++) {
+        trace_phase("forward", l);
         const Layer *L = &m->layer[l];
         float *y = x->act[l + 1];
         matmul(y, x->act[l], weight(m, m->params, l), rows, L->out, L->in, 0, 1, 0.0f);
         bias_add(y, bias(m, m->params, l), rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
     }
+    trace_phase(NULL, 0);
 }
 
 void grads_ready(Trainer *t, int l, float *g);  // in the sharding section below
@@ -255,6 +258,7 @@ double forward_backward(Trainer *t, int global_batch) {
     double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
                                1.0f / (float)global_batch);
     for (int l = m->nlayers - 1; l >= 0; l--) {
+        trace_phase("backward", l);
         const Layer *L = &m->layer[l];
         float *g = mem_alloc(MEM_GRADS, L->pad * sizeof(float));  // zeros, padding included
         matmul(g, d, x->act[l], L->out, L->in, rows, 1, 0, 0.0f);
@@ -265,6 +269,7 @@ double forward_backward(Trainer *t, int global_batch) {
         relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
         float *swap = d; d = dn; dn = swap;
     }
+    trace_phase(NULL, 0);
     return loss;
 }
 
@@ -464,8 +469,10 @@ double train_step(Trainer *t, long step) {
     // were launched during backward; the last may still be in flight.
     reduce_scatter_wait(t);
     comm_metric_sum(&loss, 1);
+    trace_phase("optimizer", -1);
     if (t->a.clip > 0) clip_grads(m, t->a.clip);
     adam_step(&t->opt, m);
+    trace_phase(NULL, 0);
     all_gather_params(t);
     return loss / B;
 }
@@ -590,7 +597,12 @@ int main(int argc, char **argv) {
            t.data.nwords, t.data.n);
     print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
            "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
+    if (a.trace) trace_open(a.trace);
     train(&t);
+    if (a.trace) {
+        const char *err = trace_write(a.trace);
+        if (err) fatal("%s", err);
+    }
     if (a.save_model && rt.rank == 0) {
         const char *err = save_params(&t.model, a.save_model);
         if (err) fatal("%s", err);

@@ -33,6 +33,7 @@
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
+#include "../common/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -42,7 +43,7 @@
 
 #define STAGE "lc4_zero3"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log device comm bucket-mb " \
+                "weight-decay clip seed log-every sample init save-model loss-log trace device comm bucket-mb " \
                 "prefetch"
 #define MAX_LAYERS 65
 
@@ -257,6 +258,7 @@ void forward(Trainer *t, int rows) {
     Acts *x = &t->acts;
     one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
     for (int l = 0; l < m->nlayers; l++) {
+        trace_phase("forward", l);
         const Layer *L = &m->layer[l];
         float *y = x->act[l + 1];
         const float *W = gather_params(t, l, l + 1);  // weight [out, in], then the bias
@@ -265,6 +267,7 @@ void forward(Trainer *t, int rows) {
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
         if (l < m->nlayers - 1) gather_free(t, l);
     }
+    trace_phase(NULL, 0);
 }
 
 void grads_ready(Trainer *t, int l, float *g);  // in the sharding section below
@@ -282,6 +285,7 @@ double forward_backward(Trainer *t, int global_batch) {
     double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
                                1.0f / (float)global_batch);
     for (int l = m->nlayers - 1; l >= 0; l--) {
+        trace_phase("backward", l);
         const Layer *L = &m->layer[l];
         // Gathered again; the last layer still has its forward gather. Layer 0's
         // backward never reads W (its input is data), but a framework cannot
@@ -300,6 +304,7 @@ double forward_backward(Trainer *t, int global_batch) {
         gather_free(t, l);
         float *swap = d; d = dn; dn = swap;
     }
+    trace_phase(NULL, 0);
     return loss;
 }
 
@@ -500,8 +505,10 @@ double train_step(Trainer *t, long step) {
     // were launched during backward; the last may still be in flight.
     reduce_scatter_wait(t);
     comm_metric_sum(&loss, 1);
+    trace_phase("optimizer", -1);
     if (t->a.clip > 0) clip_grads(m, t->a.clip);
     adam_step(&t->opt, m);
+    trace_phase(NULL, 0);
     return loss / B;
 }
 
@@ -633,7 +640,12 @@ int main(int argc, char **argv) {
            t.data.nwords, t.data.n);
     print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
            "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
+    if (a.trace) trace_open(a.trace);
     train(&t);
+    if (a.trace) {
+        const char *err = trace_write(a.trace);
+        if (err) fatal("%s", err);
+    }
     if (a.save_model) {
         const char *err = save_params(&t, a.save_model);
         if (err) fatal("%s", err);

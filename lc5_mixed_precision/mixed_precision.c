@@ -38,6 +38,7 @@
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
+#include "../common/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -47,7 +48,7 @@
 
 #define STAGE "lc5_mixed_precision"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log device comm bucket-mb " \
+                "weight-decay clip seed log-every sample init save-model loss-log trace device comm bucket-mb " \
                 "prefetch dtype loss-scale scale-window"
 #define MAX_LAYERS 65
 
@@ -295,6 +296,7 @@ void forward(Trainer *t, int rows) {
     Acts *x = &t->acts;
     one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
     for (int l = 0; l < m->nlayers; l++) {
+        trace_phase("forward", l);
         const Layer *L = &m->layer[l];
         float *y = x->act[l + 1];
         const float *W = layer_f32(t, gather_params(t, l, l + 1), l);  // weight [out, in], bias
@@ -304,6 +306,7 @@ void forward(Trainer *t, int rows) {
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
         if (l < m->nlayers - 1) gather_free(t, l);
     }
+    trace_phase(NULL, 0);
 }
 
 void grads_ready(Trainer *t, int l, void *g);  // in the sharding section below
@@ -323,6 +326,7 @@ double forward_backward(Trainer *t, int global_batch) {
                                t->scaler.scale / (float)global_batch);
     round_to(d, m->dt, (size_t)rows * VOCAB);
     for (int l = m->nlayers - 1; l >= 0; l--) {
+        trace_phase("backward", l);
         const Layer *L = &m->layer[l];
         // Gathered again; the last layer still has its forward gather. Layer 0's
         // backward never reads W (its input is data), but a framework cannot
@@ -344,6 +348,7 @@ double forward_backward(Trainer *t, int global_batch) {
         gather_free(t, l);
         float *swap = d; d = dn; dn = swap;
     }
+    trace_phase(NULL, 0);
     return loss;
 }
 
@@ -613,7 +618,9 @@ double train_step(Trainer *t, long step) {
     // were launched during backward; the last may still be in flight.
     reduce_scatter_wait(t);
     comm_metric_sum(&loss, 1);
+    trace_phase("optimizer", -1);
     optimizer_step(t);
+    trace_phase(NULL, 0);
     return loss / B;
 }
 
@@ -755,7 +762,12 @@ int main(int argc, char **argv) {
            t.data.nwords, t.data.n);
     print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
            "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
+    if (a.trace) trace_open(a.trace);
     train(&t);
+    if (a.trace) {
+        const char *err = trace_write(a.trace);
+        if (err) fatal("%s", err);
+    }
     if (a.save_model) {
         const char *err = save_params(&t, a.save_model);
         if (err) fatal("%s", err);

@@ -8,7 +8,7 @@
 #include "../common/args.h"
 
 #define ALL "data context hidden layers batch accum steps lr beta1 beta2 eps weight-decay " \
-            "clip seed log-every sample init save-model loss-log device comm grad-sync bucket-mb prefetch dtype loss-scale scale-window"
+            "clip seed log-every sample init save-model loss-log device comm grad-sync bucket-mb prefetch dtype loss-scale scale-window trace"
 
 static int parse(Args *a, int world, char *err, const char *accepted, ...) {
     char *argv[32] = { "prog" };

@@ -1,0 +1,22 @@
+// trace: Chrome trace events (the JSON that Perfetto and chrome://tracing
+// open), one file for all ranks: pid = rank, thread 0 the compute, thread 1 the
+// collectives from launch to completion, and memory counters. Off unless
+// trace_open is called (--trace FILE).
+#ifndef TRACE_H
+#define TRACE_H
+
+// Starts recording on every rank (collective: the ranks agree on time zero).
+// If rank 0 cannot write path, every rank exits with status 2 and one line.
+void trace_open(const char *path);
+// 1 while recording.
+int trace_on(void);
+// The compute track moves to a new phase, ending the one before; layer < 0
+// for none. name NULL just ends the current phase.
+void trace_phase(const char *name, int layer);
+// A collective ran from launch to end (now_s clock); called by comm.
+void trace_collective(const char *name, double launch, double start, double end, double bytes);
+// Collective: rank 0 writes every rank's events to path; recording stops.
+// Returns NULL or a one-line reason (rank 0).
+const char *trace_write(const char *path);
+
+#endif
