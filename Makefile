@@ -69,6 +69,14 @@ $(BUILD)/bin/%: tools/%.c $(BUILD)/lib/libcommon.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
 
+# plan and compare are single processes: no MPI, no BLAS.
+$(BUILD)/bin/plan: tools/plan.c common/theory.c common/theory.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) tools/plan.c common/theory.c -lm $(SAN) -o $@
+$(BUILD)/bin/compare: tools/compare.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) tools/compare.c -lm $(SAN) -o $@
+
 # A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
 $(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h tests/grading.h $(wildcard tools/*.c) $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
 	@mkdir -p $(dir $@)

@@ -48,7 +48,7 @@ START_TEST(test_model_state_and_comm_exact) {
     const char *sizes[][2] = { { "64", "3" }, { "37", "2" } };  // 37: nothing divides by 3
     for (int z = 0; z < 2; z++) {
         for (int accum = 1; accum <= 3; accum += 2) {
-            char acc[8];
+            char acc[12];
             snprintf(acc, sizeof acc, "%d", accum);
             char *argv[] = { "t", "--hidden", (char *)sizes[z][0], "--layers", (char *)sizes[z][1],
                              "--batch", "252", "--steps", "4", "--accum", acc, "--sample", "0",

@@ -124,7 +124,7 @@ END_TEST
 
 static void check_exact(const char *hidden, const char *layers, int accum, const char *clip,
                         const char *sync) {
-    char acc[8], what[128];
+    char acc[12], what[128];
     snprintf(acc, sizeof acc, "%d", accum);
     snprintf(what, sizeof what, "hidden %s layers %s accum %d clip %s %s", hidden, layers, accum, clip, sync);
     char *argv[] = { "t", "--hidden", (char *)hidden, "--layers", (char *)layers, "--batch", "252",
