@@ -78,7 +78,7 @@ $(BUILD)/bin/compare: tools/compare.c
 	$(CC) $(CFLAGS) tools/compare.c -lm $(SAN) -o $@
 
 # A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
-$(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h tests/grading.h $(wildcard tools/*.c) $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
+$(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h tests/grading.h tests/sharding.h $(wildcard tools/*.c) $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
 

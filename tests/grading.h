@@ -22,6 +22,12 @@ static Args args_of(const char *what, int argc, char **argv) {
     return a;
 }
 
+// Sets t up from options; `what` names the run if they do not parse.
+static inline void setup_from(Trainer *t, const char *what, int argc, char **argv) {
+    Args a = args_of(what, argc, argv);
+    trainer_setup(t, &a);
+}
+
 // Relative L2 distance of params from lc0's final model in path.
 static double distance_to_reference(const Model *m, const float *params, const char *path) {
     Ckpt c;

@@ -8,6 +8,7 @@
 
 #include "../lc2_zero1/zero1.c"
 #include "grading.h"
+#include "sharding.h"
 
 // As for lc1 (tests/test_lc1.c): the reordered float sums measured at most 8e-7
 // (params) and 4e-9 (loss); a missing or doubled gradient moves them by 1e-3.
@@ -18,13 +19,6 @@ static RefRun runs[REF_MAX];
 static int nruns;
 
 static void full_params(Trainer *t, float *dst) { copy(dst, t->model.params, t->model.numel); }
-
-// Ψ_pad from the layer sizes, computed here rather than taken from the stage.
-static uint64_t padded_numel(const Model *m) {
-    uint64_t N = (uint64_t)rt.world, sum = 0;
-    for (int l = 0; l < m->nlayers; l++) sum += (m->layer[l].numel + N - 1) / N * N;
-    return sum;
-}
 
 // ----------------------------------------------------------------------------
 // against lc0

@@ -9,6 +9,7 @@
 
 #include "../lc3_zero2/zero2.c"
 #include "grading.h"
+#include "sharding.h"
 
 // As for lc1 and lc2: reordered float sums measured below 3e-7 (params) and
 // 1e-8 (loss); a gradient lost or counted twice moves them by 1e-3 or more.
@@ -19,18 +20,6 @@ static RefRun runs[REF_MAX];
 static int nruns;
 
 static void full_params(Trainer *t, float *dst) { copy(dst, t->model.params, t->model.numel); }
-
-static uint64_t padded(const Layer *L) {
-    uint64_t N = (uint64_t)rt.world;
-    return (L->numel + N - 1) / N * N;
-}
-
-// Ψ_pad from the layer sizes, computed here rather than taken from the stage.
-static uint64_t padded_numel(const Model *m) {
-    uint64_t sum = 0;
-    for (int l = 0; l < m->nlayers; l++) sum += padded(&m->layer[l]);
-    return sum;
-}
 
 static Trainer *setup(Trainer *t, const char *what, const char *hidden, const char *layers,
                       const char *batch, const char *accum, const char *clip, const char *bucket_mb) {
@@ -147,11 +136,7 @@ START_TEST(test_grads_peak) {
         setup(&t, "peak", "48", "5", "252", accum == 1 ? "1" : "3", "0", "0");
         train(&t);
         const Model *m = &t.model;
-        uint64_t pair = 0;
-        for (int l = 0; l + 1 < m->nlayers; l++) {
-            uint64_t p = padded(&m->layer[l]) + padded(&m->layer[l + 1]);
-            pair = p > pair ? p : pair;
-        }
+        uint64_t pair = largest(m, 1);
         uint64_t wrap = padded(&m->layer[m->nlayers - 1]) + padded(&m->layer[0]);
         if (accum > 1 && wrap > pair) pair = wrap;
         uint64_t slices = 4 * padded_numel(m) / (uint64_t)rt.world;

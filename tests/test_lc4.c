@@ -10,6 +10,7 @@
 
 #include "../lc4_zero3/zero3.c"
 #include "grading.h"
+#include "sharding.h"
 
 // As for lc1-lc3: reordered float sums measured below 3e-7 (params) and 1e-8
 // (loss); a gradient lost or counted twice moves them by 1e-3 or more.
@@ -19,43 +20,7 @@
 static RefRun runs[REF_MAX];
 static int nruns;
 
-// Gathers every layer with the library's all-gather, independently of the stage.
-static void full_params(Trainer *t, float *dst) {
-    const Model *m = &t->model;
-    for (int l = 0; l < m->nlayers; l++) {
-        const Layer *L = &m->layer[l];
-        float *tmp = mem_alloc(MEM_COMM_BUFFERS, L->pad * sizeof(float));
-        comm_all_gather(m->params + L->soff, tmp, L->shard, DT_F32);
-        copy(dst + L->off, tmp, L->numel);
-        mem_free(tmp);
-    }
-}
-
-static uint64_t padded(const Layer *L) {
-    uint64_t N = (uint64_t)rt.world;
-    return (L->numel + N - 1) / N * N;
-}
-
-static uint64_t padded_numel(const Model *m) {
-    uint64_t sum = 0;
-    for (int l = 0; l < m->nlayers; l++) sum += padded(&m->layer[l]);
-    return sum;
-}
-
-// The largest padded layer, or pair of neighbouring layers, in elements.
-static uint64_t largest(const Model *m, int pairs) {
-    uint64_t best = 0;
-    for (int l = 0; l + pairs < m->nlayers; l++) {
-        uint64_t p = padded(&m->layer[l]) + (pairs ? padded(&m->layer[l + 1]) : 0);
-        best = p > best ? p : best;
-    }
-    return best;
-}
-
-static void setup(Trainer *t, const char *what, int argc, char **argv) {
-    Args a = args_of(what, argc, argv);
-    trainer_setup(t, &a);
-}
+static void full_params(Trainer *t, float *dst) { gather_slices(&t->model, t->model.params, dst); }
 
 // ----------------------------------------------------------------------------
 // against lc0
@@ -84,7 +49,7 @@ START_TEST(test_init_by_slices) {
     mem_reset_peaks();
     MemStats before = mem_stats();
     Trainer t;
-    setup(&t, "init", 9, argv);
+    setup_from(&t, "init", 9, argv);
     MemStats s = mem_stats();
     const Model *m = &t.model;
     // Nothing was gathered and no more than the slices of params ever existed.
@@ -115,7 +80,7 @@ START_TEST(test_init_file_and_save) {
     argv[argc++] = "--init";
     argv[argc++] = (char *)r->model;
     Trainer t;
-    setup(&t, "init file", argc, argv);
+    setup_from(&t, "init file", argc, argv);
     const Model *m = &t.model;
     float *got = mem_alloc(MEM_DATA, m->numel * sizeof(float));
     full_params(&t, got);
@@ -140,7 +105,7 @@ END_TEST
 START_TEST(test_gathered_params_freed) {
     char *argv[] = { "t", "--hidden", "48", "--layers", "5", "--batch", "252", "--sample", "0" };
     Trainer t;
-    setup(&t, "freed", 9, argv);
+    setup_from(&t, "freed", 9, argv);
     const Model *m = &t.model;
     data_batch(&t.data, 0, t.a.batch, rt.rank * t.acts.rows, t.acts.rows, t.acts.ctx, t.acts.targets);
     size_t base = mem_stats().cur[MEM_COMM_BUFFERS];
@@ -164,7 +129,7 @@ START_TEST(test_peaks_exact) {
                          "--prefetch", prefetch ? "1" : "0", "--sample", "1", "--log-every", "0" };
         Trainer t;
         MemStats before = mem_stats();
-        setup(&t, "peaks", 15, argv);
+        setup_from(&t, "peaks", 15, argv);
         train(&t);
         sample_words(&t);
         const Model *m = &t.model;
@@ -201,7 +166,7 @@ START_TEST(test_comm_exact) {
                                      "--clip", clipping ? "0.5" : "0", "--prefetch", prefetch ? "1" : "0",
                                      "--sample", "0", "--log-every", "0" };
                     Trainer t;
-                    setup(&t, what, 19, argv);
+                    setup_from(&t, what, 19, argv);
                     train(&t);
                     const Model *m = &t.model;
                     uint64_t N = (uint64_t)rt.world, pad = padded_numel(m), L = (uint64_t)m->nlayers;
@@ -231,7 +196,7 @@ START_TEST(test_prefetch_overlaps_compute) {
     char *argv[] = { "t", "--hidden", "512", "--layers", "3", "--batch", "384", "--steps", "4",
                      "--sample", "0", "--log-every", "0" };
     Trainer t;
-    setup(&t, "overlap", 13, argv);
+    setup_from(&t, "overlap", 13, argv);
     train(&t);
     double v[2] = { t.ag_hidden, t.ag_time };
     comm_metric_sum(v, 2);

@@ -12,6 +12,7 @@
 
 #include "../lc5_mixed_precision/mixed_precision.c"
 #include "grading.h"
+#include "sharding.h"
 
 // fp32: as lc1-lc4 (the same arithmetic as lc4, bit for bit).
 #define PARAM_TOL 1e-5
@@ -31,27 +32,8 @@
 static RefRun runs[REF_MAX];
 static int nruns;
 
-static void full_params(Trainer *t, float *dst) {
-    const Model *m = &t->model;
-    for (int l = 0; l < m->nlayers; l++) {
-        const Layer *L = &m->layer[l];
-        float *tmp = mem_alloc(MEM_COMM_BUFFERS, L->pad * sizeof(float));
-        comm_all_gather(m->master + L->soff, tmp, L->shard, DT_F32);
-        copy(dst + L->off, tmp, L->numel);
-        mem_free(tmp);
-    }
-}
-
-static uint64_t padded_numel(const Model *m) {
-    uint64_t N = (uint64_t)rt.world, sum = 0;
-    for (int l = 0; l < m->nlayers; l++) sum += (m->layer[l].numel + N - 1) / N * N;
-    return sum;
-}
-
-static void setup(Trainer *t, const char *what, int argc, char **argv) {
-    Args a = args_of(what, argc, argv);
-    trainer_setup(t, &a);
-}
+// The model is the fp32 master: gather its slices.
+static void full_params(Trainer *t, float *dst) { gather_slices(&t->model, t->model.master, dst); }
 
 // ----------------------------------------------------------------------------
 // against lc0
@@ -72,7 +54,7 @@ static double train_default(const char *dtype, long steps, long *skipped) {
     char *argv[] = { "t", "--dtype", (char *)dtype, "--steps", n, "--batch", "252", "--sample", "0",
                      "--log-every", "0" };
     Trainer t;
-    setup(&t, dtype, 11, argv);
+    setup_from(&t, dtype, 11, argv);
     double loss = 0;
     for (long s = 0; s < t.a.steps; s++) loss = train_step(&t, s);
     *skipped = t.scaler.skipped;
@@ -121,13 +103,13 @@ START_TEST(test_model_state_and_comm_exact) {
                                  accum == 1 ? "1" : "3", "--clip", "1", "--sample", "0", "--log-every", "0" };
                 MemStats before = mem_stats();
                 Trainer t;
-                setup(&t, what, 19, argv);
+                setup_from(&t, what, 19, argv);
                 train(&t);
                 MemStats s = mem_stats();
                 const Model *m = &t.model;
                 uint64_t N = (uint64_t)rt.world, pad = padded_numel(m), L = (uint64_t)m->nlayers;
                 uint64_t e = q == 2 ? 4 : 2, micro = (uint64_t)t.a.steps * (uint64_t)accum;
-                uint64_t last = (m->layer[L - 1].numel + N - 1) / N * N;
+                uint64_t last = padded(&m->layer[L - 1]);
                 CK_ALL(mem_model_state_bytes(&s) - mem_model_state_bytes(&before) == 16 * pad / N,
                        "%s: model state is not 16Ψ_pad/N", what);
                 CK_ALL(s.cur[MEM_PARAMS] - before.cur[MEM_PARAMS] == e * pad / N &&
@@ -195,7 +177,7 @@ START_TEST(test_overflow_on_one_rank_skips_everywhere) {
     char *argv[] = { "t", "--dtype", "fp16", "--hidden", "37", "--layers", "2", "--batch", "252",
                      "--sample", "0", "--log-every", "0" };
     Trainer t;
-    setup(&t, "overflow", 13, argv);
+    setup_from(&t, "overflow", 13, argv);
     train_step(&t, 0);  // a normal step first, so m and v are not zero
     CK_ALL(t.scaler.skipped == 0 && t.scaler.scale == 65536.0f, "the first step overflowed already");
     gradients(&t, 1);
@@ -250,7 +232,7 @@ static double params_moved(const char *path, const char *dtype, const char *loss
                      "--dtype", (char *)dtype, "--loss-scale", (char *)loss_scale, "--init", (char *)path,
                      "--sample", "0", "--log-every", "0" };
     Trainer t;
-    setup(&t, loss_scale, 19, argv);
+    setup_from(&t, loss_scale, 19, argv);
     State s = snapshot(&t);
     train_step(&t, 0);
     double moved[1] = { 0 };
@@ -294,7 +276,7 @@ START_TEST(test_static_scale_divides) {
                          "--steps", "5", "--dtype", "bf16", "--loss-scale", (char *)scales[k],
                          "--sample", "0", "--log-every", "0" };
         Trainer t;
-        setup(&t, scales[k], 19, argv);
+        setup_from(&t, scales[k], 19, argv);
         d[k] = 0;
         for (long s = 0; s < t.a.steps; s++) d[k] += train_step(&t, s);
         p[k] = mem_alloc(MEM_DATA, t.model.shard_numel * 4);
@@ -316,7 +298,7 @@ START_TEST(test_dynamic_scale_rule) {
     char *argv[] = { "t", "--context", "3", "--hidden", "37", "--layers", "2", "--batch", "252",
                      "--dtype", "fp16", "--scale-window", "3", "--sample", "0", "--log-every", "0" };
     Trainer t;
-    setup(&t, "dynamic", 17, argv);
+    setup_from(&t, "dynamic", 17, argv);
     float want = 65536.0f;
     int clean = 0, doubled = 0, halved = 0, ok = 1;
     for (long s = 0; s < 60; s++) {
