@@ -39,7 +39,38 @@ const char *coll_name(CollKind k) {
     return names[k];
 }
 
-static void account(CommCount *c, const CommOp *o, uint64_t sent);
+// ----------------------------------------------------------------------------
+// accounting
+
+// The size of the whole buffer a collective is about (the vector of an
+// all-reduce, all N slices of a reduce-scatter, all-gather or scatter).
+static uint64_t payload_bytes(const CommOp *o) {
+    uint64_t esz = dtype_size(o->dt), n = (uint64_t)rt.world;
+    switch (o->kind) {
+    case COLL_ALL_REDUCE:
+    case COLL_BROADCAST:
+    case COLL_REDUCE: return o->count * esz;
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALL_GATHER:
+    case COLL_SCATTER: return n * o->count * esz;
+    default: return 0;
+    }
+}
+
+// Called with the lock held, when the collective is done. sent: the bytes the
+// backend sent, or COMM_SENT_MODEL to count the ring model's.
+static void account(CommCount *c, const CommOp *o, uint64_t sent) {
+    uint64_t n = (uint64_t)rt.world, payload = payload_bytes(o), model = 0;
+    switch (o->kind) {
+    case COLL_ALL_REDUCE: model = 2 * (n - 1) * payload; break;
+    case COLL_SCATTER: model = (n - 1) * payload / n; break;
+    case COLL_BARRIER: break;
+    default: model = (n - 1) * payload; break;
+    }
+    c->calls++;
+    c->payload += payload;
+    c->sent_xn += sent == COMM_SENT_MODEL ? model : sent * n;
+}
 
 // ----------------------------------------------------------------------------
 // the comm thread
@@ -56,9 +87,7 @@ static void *comm_thread(void *arg) {
         uint64_t sent = q.backend->run(&s->op);
         s->t_end = now_s();
         trace_collective(coll_name(s->op.kind), s->t_launch, s->t_start, s->t_end,
-                         (double)(s->op.count * dtype_size(s->op.dt) *
-                                  (s->op.kind == COLL_REDUCE_SCATTER || s->op.kind == COLL_ALL_GATHER ||
-                                   s->op.kind == COLL_SCATTER ? (size_t)rt.world : 1)));
+                         (double)payload_bytes(&s->op));
         pthread_mutex_lock(&q.lock);
         account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, sent);
         q.finished++;
@@ -106,26 +135,45 @@ const char *comm_backends(void) {
 }
 
 // ----------------------------------------------------------------------------
-// accounting
+// local reductions, for backends that combine buffers themselves
 
-// Called with the lock held, when the collective is done. sent: the bytes the
-// backend sent, or COMM_SENT_MODEL to count the ring model's.
-static void account(CommCount *c, const CommOp *o, uint64_t sent) {
-    uint64_t n = (uint64_t)rt.world, esz = dtype_size(o->dt);
-    uint64_t payload = 0, sent_xn = 0;
-    switch (o->kind) {
-    case COLL_ALL_REDUCE:     payload = o->count * esz; sent_xn = 2 * (n - 1) * payload; break;
-    case COLL_BROADCAST:
-    case COLL_REDUCE:         payload = o->count * esz; sent_xn = (n - 1) * payload; break;
-    case COLL_REDUCE_SCATTER:
-    case COLL_ALL_GATHER:     payload = n * o->count * esz; sent_xn = (n - 1) * payload; break;
-    case COLL_SCATTER:        payload = n * o->count * esz; sent_xn = (n - 1) * o->count * esz; break;
-    default: break;
+#define COMBINE(T, a, b) \
+    ((op) == OP_SUM ? (T)((a) + (b)) : (op) == OP_MAX ? ((a) > (b) ? (a) : (b)) : ((a) < (b) ? (a) : (b)))
+
+void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op) {
+    if (dt == DT_F32 && op == OP_SUM) {  // the hot case: a loop the compiler vectorizes
+        float *restrict a = acc;
+        const float *restrict b = x;
+        for (size_t i = 0; i < n; i++) a[i] += b[i];
+        return;
     }
-    c->calls++;
-    c->payload += payload;
-    c->sent_xn += sent == COMM_SENT_MODEL ? sent_xn : sent * n;
+    switch (dt) {
+    case DT_F32: { float *a = acc; const float *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(float, a[i], b[i]); break; }
+    case DT_F64: { double *a = acc; const double *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(double, a[i], b[i]); break; }
+    case DT_I32: { int *a = acc; const int *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(int, a[i], b[i]); break; }
+    case DT_BF16: {
+        uint16_t *a = acc;
+        const uint16_t *b = x;
+        for (size_t i = 0; i < n; i++) {
+            float u = bf16_to_f32(a[i]), v = bf16_to_f32(b[i]);
+            a[i] = f32_to_bf16(COMBINE(float, u, v));
+        }
+        break;
+    }
+    case DT_F16: {
+        uint16_t *a = acc;
+        const uint16_t *b = x;
+        for (size_t i = 0; i < n; i++) {
+            float u = f16_to_f32(a[i]), v = f16_to_f32(b[i]);
+            a[i] = f32_to_f16(COMBINE(float, u, v));
+        }
+        break;
+    }
+    }
 }
+
+// ----------------------------------------------------------------------------
+// the counters
 
 double comm_sent_bytes(const CommCount *c) { return (double)c->sent_xn / rt.world; }
 

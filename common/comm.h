@@ -116,4 +116,7 @@ typedef struct {
 
 extern const CommBackend comm_backend_mpi, comm_backend_ring, comm_backend_naive;
 
+// acc = acc op x, elementwise; 16-bit types are combined in fp32 and rounded once.
+void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op);
+
 #endif

@@ -18,14 +18,12 @@ static MPI_Datatype mpi_type(DType dt) {
 // MPI cannot add bf16 or fp16: these ops do, each pair in fp32, rounded once.
 static void sum_bf16(void *in, void *inout, int *len, MPI_Datatype *type) {
     (void)type;
-    uint16_t *a = in, *b = inout;
-    for (int i = 0; i < *len; i++) b[i] = f32_to_bf16(bf16_to_f32(a[i]) + bf16_to_f32(b[i]));
+    comm_reduce_local(inout, in, (size_t)*len, DT_BF16, OP_SUM);
 }
 
 static void sum_f16(void *in, void *inout, int *len, MPI_Datatype *type) {
     (void)type;
-    uint16_t *a = in, *b = inout;
-    for (int i = 0; i < *len; i++) b[i] = f32_to_f16(f16_to_f32(a[i]) + f16_to_f32(b[i]));
+    comm_reduce_local(inout, in, (size_t)*len, DT_F16, OP_SUM);
 }
 
 static MPI_Op mpi_op(RedOp op, DType dt) {

@@ -46,44 +46,6 @@ static void recv_from(void *buf, size_t bytes, int from) {
 }
 
 // ----------------------------------------------------------------------------
-// acc = acc op x, elementwise
-
-#define COMBINE(T, a, b) \
-    ((op) == OP_SUM ? (T)((a) + (b)) : (op) == OP_MAX ? ((a) > (b) ? (a) : (b)) : ((a) < (b) ? (a) : (b)))
-
-static void reduce_into(void *acc, const void *x, size_t n, DType dt, RedOp op) {
-    if (dt == DT_F32 && op == OP_SUM) {  // the hot case: a loop the compiler vectorizes
-        float *restrict a = acc;
-        const float *restrict b = x;
-        for (size_t i = 0; i < n; i++) a[i] += b[i];
-        return;
-    }
-    switch (dt) {
-    case DT_F32: { float *a = acc; const float *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(float, a[i], b[i]); break; }
-    case DT_F64: { double *a = acc; const double *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(double, a[i], b[i]); break; }
-    case DT_I32: { int *a = acc; const int *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(int, a[i], b[i]); break; }
-    case DT_BF16: {
-        uint16_t *a = acc;
-        const uint16_t *b = x;
-        for (size_t i = 0; i < n; i++) {
-            float u = bf16_to_f32(a[i]), v = bf16_to_f32(b[i]);
-            a[i] = f32_to_bf16(COMBINE(float, u, v));
-        }
-        break;
-    }
-    case DT_F16: {
-        uint16_t *a = acc;
-        const uint16_t *b = x;
-        for (size_t i = 0; i < n; i++) {
-            float u = f16_to_f32(a[i]), v = f16_to_f32(b[i]);
-            a[i] = f32_to_f16(COMBINE(float, u, v));
-        }
-        break;
-    }
-    }
-}
-
-// ----------------------------------------------------------------------------
 // ring
 
 // An all-reduce of n elements splits them into N chunks that differ by at most one.
@@ -101,7 +63,7 @@ static void ring_reduce_scatter_inplace(char *buf, size_t n, DType dt, RedOp op)
         int out = mod(r - s - 1), in = mod(r - s - 2);
         send_recv(buf + chunk_first(n, out) * esz, chunk_len(n, out) * esz, mod(r + 1), tmp,
                   chunk_len(n, in) * esz, mod(r - 1));
-        reduce_into(buf + chunk_first(n, in) * esz, tmp, chunk_len(n, in), dt, op);
+        comm_reduce_local(buf + chunk_first(n, in) * esz, tmp, chunk_len(n, in), dt, op);
     }
     mem_free(tmp);
 }
@@ -129,7 +91,7 @@ static void ring_reduce_scatter(const char *send, char *recv, size_t count, DTyp
         int out = mod(r - s - 1), in = mod(r - s - 2);
         send_recv(s == 0 ? send + (size_t)out * bytes : acc, bytes, mod(r + 1), tmp, bytes, mod(r - 1));
         memcpy(acc, send + (size_t)in * bytes, bytes);
-        reduce_into(acc, tmp, count, dt, OP_SUM);
+        comm_reduce_local(acc, tmp, count, dt, OP_SUM);
     }
     memcpy(recv, acc, bytes);
     mem_free(acc);
@@ -151,7 +113,7 @@ static void ring_reduce(const CommOp *o) {
     memcpy(acc, o->send, bytes);
     if (p > 0) {
         recv_from(tmp, bytes, mod(rt.rank - 1));
-        reduce_into(acc, tmp, o->count, o->dt, o->op);
+        comm_reduce_local(acc, tmp, o->count, o->dt, o->op);
     }
     if (p < rt.world - 1) send_to(acc, bytes, mod(rt.rank + 1));
     else memcpy(o->recv, acc, bytes);
@@ -225,7 +187,7 @@ static void gather_reduce_at_0(char *acc, size_t n, DType dt, RedOp op, const vo
     char *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes);
     for (int k = 1; k < rt.world; k++) {
         recv_from(tmp, bytes, k);
-        reduce_into(acc, tmp, n, dt, op);
+        comm_reduce_local(acc, tmp, n, dt, op);
     }
     mem_free(tmp);
 }
