@@ -81,38 +81,41 @@ static void describe_range(const Opt *o, char *buf, size_t len) {
     else snprintf(buf, len, "an integer in [%.0f, %.0f]", o->lo, o->hi);
 }
 
-static int has_word(const char *list, const char *w) {
+int args_has_word(const char *list, const char *w) {
     size_t n = strlen(w);
     for (const char *p = list; (p = strstr(p, w)) != NULL; p += n)
         if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
     return 0;
 }
 
+// 1 if all of v is a finite number within o's range, stored in *x.
+static int in_range(const Opt *o, const char *v, double *x) {
+    char *end = NULL;
+    errno = 0;
+    *x = strtod(v, &end);
+    return end != v && *end == '\0' && errno != ERANGE && isfinite(*x) && *x >= o->lo && *x <= o->hi;
+}
+
 static int set_value(Args *a, const Opt *o, const char *v, char *err, size_t len) {
     char range[160];
     describe_range(o, range, sizeof range);
-    char *end = NULL;
     void *field = (char *)a + o->offset;
-    errno = 0;
+    double x;
     if (o->type == T_CHOICE_OR_NUM) {
-        double x = strtod(v, &end);
-        if (!has_word(o->choices, v) &&
-            (end == v || *end != '\0' || errno == ERANGE || !isfinite(x) || x < o->lo || x > o->hi))
+        if (!args_has_word(o->choices, v) && !in_range(o, v, &x))
             return fail(err, len, "--%s %s: expected %s", o->name, v, range);
         *(const char **)field = v;
         return ARGS_OK;
     }
     if (o->type == T_STR || o->type == T_CHOICE) {
         if (*v == '\0') return fail(err, len, "--%s: empty value (expected %s)", o->name, range);
-        if (o->type == T_CHOICE && !has_word(o->choices, v))
+        if (o->type == T_CHOICE && !args_has_word(o->choices, v))
             return fail(err, len, "--%s %s: expected %s", o->name, v, range);
         *(const char **)field = v;
         return ARGS_OK;
     }
-    double x = strtod(v, &end);
     int integral = o->type != T_FLOAT;
-    if (end == v || *end != '\0' || errno == ERANGE || !isfinite(x) ||
-        (integral && (strpbrk(v, ".eExXpPnN") != NULL)) || x < o->lo || x > o->hi)
+    if (!in_range(o, v, &x) || (integral && strpbrk(v, ".eExXpPnN") != NULL))
         return fail(err, len, "--%s %s: expected %s", o->name, v, range);
     switch (o->type) {
     case T_INT: *(int *)field = (int)x; break;
@@ -147,7 +150,7 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
         size_t n = eq ? (size_t)(eq - name) : strlen(name);
         const Opt *o = find(name, n);
         if (!o) return fail(err, errlen, "unknown option '--%.*s' (see --help)", (int)n, name);
-        if (!has_word(accepted, o->name))
+        if (!args_has_word(accepted, o->name))
             return fail(err, errlen, "option --%s is not used by this stage (see --help)", o->name);
         const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
         if (!v) {
@@ -172,7 +175,7 @@ void args_help(const char *prog, const char *accepted) {
     printf("usage: %s [options]   (under mpirun for several ranks)\n", prog);
     for (size_t i = 0; i < NOPTS; i++) {
         const Opt *o = &opts[i];
-        if (!has_word(accepted, o->name)) continue;
+        if (!args_has_word(accepted, o->name)) continue;
         char range[160];
         describe_range(o, range, sizeof range);
         printf("  --%-14s %s (default %s; %s)\n", o->name, o->help, o->def ? o->def : "none", range);

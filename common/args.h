@@ -22,6 +22,8 @@ enum { ARGS_OK, ARGS_HELP, ARGS_ERROR };
 // Returns ARGS_OK, ARGS_HELP (--help seen) or ARGS_ERROR with a one-line reason in err.
 int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
                char *err, size_t errlen);
+// 1 if w is one of the space-separated words of list.
+int args_has_word(const char *list, const char *w);
 // Prints the accepted options with their defaults and ranges.
 void args_help(const char *prog, const char *accepted);
 // What a stage calls: parse; on --help print and exit 0; on error print the

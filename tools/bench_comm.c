@@ -7,6 +7,7 @@
 // all-gather (the bytes each link carries in a ring), and #wrong, the elements
 // that differ from the exact answer (inputs are small integers, so float sums
 // are exact whatever the order).
+#include "../common/args.h"
 #include "../common/comm.h"
 #include "../common/mem.h"
 #include "../common/rt.h"
@@ -46,11 +47,12 @@ static int parse_int(const char *flag, const char *v, int lo, int hi) {
     return (int)x;
 }
 
-static int has_word(const char *list, const char *w) {
-    size_t n = strlen(w);
-    for (const char *p = list; (p = strstr(p, w)) != NULL; p += n)
-        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
-    return 0;
+// Every word of list must be one of allowed; else one line naming it, exit 2.
+static void check_words(const char *flag, const char *list, const char *allowed) {
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " "))
+        if (!args_has_word(allowed, w)) usage_error("%s %s: expected one of: %s", flag, w, allowed);
 }
 
 static Opts parse(int argc, char **argv) {
@@ -77,18 +79,8 @@ static Opts parse(int argc, char **argv) {
         else usage_error("unknown flag '%s' (see -h)", f);
     }
     if (o.min_bytes > o.max_bytes) usage_error("-b %zu is larger than -e %zu", o.min_bytes, o.max_bytes);
-    static char ops[128], backends[128];  // copies: comm_backends() reuses its buffer
-    snprintf(ops, sizeof ops, "%s", o.ops);
-    snprintf(backends, sizeof backends, "%s", o.backends);
-    for (char *w = strtok(ops, " "); w; w = strtok(NULL, " "))
-        if (!has_word("all_reduce reduce_scatter all_gather", w))
-            usage_error("-o %s: expected all_reduce, reduce_scatter or all_gather", w);
-    snprintf(ops, sizeof ops, "%s", o.ops);
-    for (char *w = strtok(backends, " "); w; w = strtok(NULL, " "))
-        if (!has_word(comm_backends(), w)) usage_error("-B %s: not in this build (%s)", w, comm_backends());
-    snprintf(backends, sizeof backends, "%s", o.backends);
-    o.ops = ops;
-    o.backends = backends;
+    check_words("-o", o.ops, "all_reduce reduce_scatter all_gather");
+    check_words("-B", o.backends, comm_backends());
     return o;
 }
 
@@ -167,7 +159,7 @@ int main(int argc, char **argv) {
     for (char *be = strtok(backends, " "); be; be = strtok(NULL, " ")) {  // nothing below uses strtok
         comm_use(be);
         for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-            if (!has_word(o.ops, ops[i].name)) continue;
+            if (!args_has_word(o.ops, ops[i].name)) continue;
             print0("\n# %s, backend %s, N = %d ranks, %d warm-up and %d timed iterations\n", ops[i].name, be,
                    rt.world, o.warmup, o.iters);
             print0("# %10s %12s %7s %7s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)",
