@@ -128,22 +128,6 @@ int all_finite(const float *x, size_t n) {
 // ----------------------------------------------------------------------------
 // mixed precision
 
-static float load(const void *p, DType dt, size_t i) {
-    switch (dt) {
-    case DT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
-    case DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-    default: return ((const float *)p)[i];
-    }
-}
-
-static void store(void *p, DType dt, size_t i, float v) {
-    switch (dt) {
-    case DT_BF16: ((uint16_t *)p)[i] = f32_to_bf16(v); break;
-    case DT_F16: ((uint16_t *)p)[i] = f32_to_f16(v); break;
-    default: ((float *)p)[i] = v; break;
-    }
-}
-
 static void check_float_type(DType dt, const char *what) {
     if (dt != DT_F32 && dt != DT_BF16 && dt != DT_F16) fatal("%s: %s is not a float type", what, dtype_name(dt));
 }
@@ -151,28 +135,33 @@ static void check_float_type(DType dt, const char *what) {
 void cast_to_f32(float *dst, const void *src, DType dt, size_t n) {
     check_float_type(dt, "cast_to_f32");
     if (dt == DT_F32) { if ((const void *)dst != src) copy(dst, src, n); return; }
-    for (size_t i = 0; i < n; i++) dst[i] = load(src, dt, i);
+    const uint16_t *h = src;
+    if (dt == DT_BF16) for (size_t i = 0; i < n; i++) dst[i] = bf16_to_f32(h[i]);
+    else for (size_t i = 0; i < n; i++) dst[i] = f16_to_f32(h[i]);
 }
 
 void cast_from_f32(void *dst, const float *src, DType dt, size_t n) {
     check_float_type(dt, "cast_from_f32");
     if (dt == DT_F32) { if (dst != (const void *)src) copy(dst, src, n); return; }
-    for (size_t i = 0; i < n; i++) store(dst, dt, i, src[i]);
+    uint16_t *h = dst;
+    if (dt == DT_BF16) for (size_t i = 0; i < n; i++) h[i] = f32_to_bf16(src[i]);
+    else for (size_t i = 0; i < n; i++) h[i] = f32_to_f16(src[i]);
 }
 
 void round_to(float *x, DType dt, size_t n) {
     check_float_type(dt, "round_to");
     if (dt == DT_F32) return;
-    for (size_t i = 0; i < n; i++) {
-        uint16_t h = dt == DT_BF16 ? f32_to_bf16(x[i]) : f32_to_f16(x[i]);
-        x[i] = dt == DT_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
-    }
+    if (dt == DT_BF16) for (size_t i = 0; i < n; i++) x[i] = bf16_to_f32(f32_to_bf16(x[i]));
+    else for (size_t i = 0; i < n; i++) x[i] = f16_to_f32(f32_to_f16(x[i]));
 }
 
 void add_to(void *y, const void *x, DType dt, size_t n) {
     check_float_type(dt, "add_to");
     if (dt == DT_F32) { axpy(y, 1.0f, x, n); return; }
-    for (size_t i = 0; i < n; i++) store(y, dt, i, load(y, dt, i) + load(x, dt, i));
+    uint16_t *a = y;
+    const uint16_t *b = x;
+    if (dt == DT_BF16) for (size_t i = 0; i < n; i++) a[i] = f32_to_bf16(bf16_to_f32(a[i]) + bf16_to_f32(b[i]));
+    else for (size_t i = 0; i < n; i++) a[i] = f32_to_f16(f16_to_f32(a[i]) + f16_to_f32(b[i]));
 }
 
 void copy_dt(void *dst, const void *src, DType dt, size_t n) {
