@@ -6,6 +6,7 @@
 #   make all        binaries in build/bin/
 #   make sanitize   the test suites built with AddressSanitizer + UBSan
 #   make bench-comm the collectives' bandwidth for every backend (nccl-tests format)
+#   make bench-gpu  the GPU figures: fused Adam against a copy, lc0 and lc5 on a big model
 #   make plan       model state and traffic per stage for any model (the ZeRO paper's figure)
 #   make compare    the table and plots of the last make run (build/plots)
 #   make diff-lcK   what lecture K changed (unified diff against lecture K-1)
@@ -24,17 +25,43 @@ CFLAGS  += -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 
 COMMON   = rt args mem dtype comm comm_mpi comm_ring kernels_cpu data ckpt rng theory trace
+
+# CUDA: built whenever nvcc is found, so every machine with the toolkit compiles
+# the GPU path (CUDA=0 or CUDA=1 forces it). CUDA_ARCH covers Ampere (sm_80) and
+# Hopper (sm_90) with code for each, plus PTX that newer GPUs compile at load.
+NVCC      ?= $(shell command -v nvcc 2>/dev/null)
+CUDA      ?= $(if $(NVCC),1,0)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
+NCCL_HOME ?= $(CUDA_HOME)
+ifeq ($(CUDA),1)
+ifeq ($(NVCC),)
+$(error CUDA=1 but nvcc is not on PATH (set NVCC=/path/to/nvcc))
+endif
+COMMON    += gpu kernels_cuda comm_staging comm_nccl
+CUDA_LIBDIRS = $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(NCCL_HOME)/lib)
+CFLAGS    += -DZC_CUDA -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include
+LDLIBS    += $(addprefix -L,$(CUDA_LIBDIRS)) $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_LIBDIRS)) \
+             -lnccl -lcublas -lcudart -lstdc++
+# --fmad=false: no fused multiply-adds, so elementwise kernels give the CPU's bits.
+NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCH) --fmad=false -Xcompiler -Wall,-Wextra -DZC_CUDA \
+             -I$(NCCL_HOME)/include
+endif
+comma := ,
 STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
 STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
 UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare
 MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
 STAGE_TESTS = test_lc0
-TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) abort_one_rank check_trace)
+GPU_TESTS   = $(if $(filter 1,$(CUDA)),test_kernels_cuda)
+TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank check_trace)
 
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
-HEADERS = $(wildcard common/*.h)
+# Everything compiled remembers whether it was built with CUDA: switching rebuilds.
+HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests bench-comm plan compare
+.PHONY: all build run test sanitize clean deps tests bench-comm bench-gpu plan compare FORCE
 .DEFAULT_GOAL := all
 
 all: deps
@@ -43,16 +70,25 @@ all: deps
 deps:
 	@tools/install_deps.sh
 
-TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/plan $(BUILD)/bin/compare
+TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/bench_adam $(BUILD)/bin/plan $(BUILD)/bin/compare
 
 build: $(STAGE_BINS) $(TEST_BINS) $(TOOL_BINS)
 
 # ----------------------------------------------------------------------------
 # compiling
 
+$(BUILD)/config: FORCE
+	@mkdir -p $(dir $@)
+	@echo "CUDA=$(CUDA)" | cmp -s - $@ || echo "CUDA=$(CUDA)" > $@
+FORCE:
+
 $(BUILD)/obj/common/%.o: common/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/common/%.o: common/%.cu $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/lib/libcommon.a: $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
@@ -96,7 +132,7 @@ test: deps
 # The same suites under AddressSanitizer and UndefinedBehaviorSanitizer, in a
 # build directory of their own.
 sanitize: deps
-	@$(MAKE) --no-print-directory build BUILD=build/san OPT=-O1 \
+	@$(MAKE) --no-print-directory build BUILD=build/san OPT=-O1 CUDA=0 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 	@SANITIZE=1 tests/run.sh build/san
 
@@ -105,6 +141,17 @@ BENCH_ARGS ?= -b 4K -e 16M -f 4 -w 3 -n 10
 bench-comm: deps
 	@$(MAKE) --no-print-directory build
 	@for n in 2 4; do tools/launch $$n $(BUILD)/bin/bench_comm $(BENCH_ARGS) || exit 1; done
+
+# The GPU figures of BENCHMARKS.md (needs a GPU): the fused Adam kernel's
+# bandwidth against a device-to-device copy on 64M parameters, then lc0 and lc5
+# (bf16, and fp32 for the speedup) on a model that keeps the GPU busy.
+GPU_MODEL ?= --hidden 4096 --layers 8 --batch 4096 --steps 30 --log-every 10 --sample 0
+bench-gpu: deps
+	@$(MAKE) --no-print-directory build
+	@$(BUILD)/bin/bench_adam -d cuda -n 67108864 -i 50
+	@for run in "lc0_adam" "lc5_mixed_precision --dtype bf16" "lc5_mixed_precision --dtype fp32"; do \
+	  echo "== $$run --device cuda $(GPU_MODEL)"; \
+	  $(BUILD)/bin/$$run --device cuda $(GPU_MODEL) | grep -E '^step|^summary' || exit 1; done
 
 # The course side by side from the logs of make run: a table, and plots in build/plots.
 compare: deps

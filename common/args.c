@@ -45,8 +45,8 @@ static const Opt opts[] = {
     { "trace", T_STR, F(trace), NULL, 0, 0, NULL, "write a Chrome trace of the run here (Perfetto, chrome://tracing)" },
     { "loss-log", T_STR, F(loss_log), NULL, 0, 0, NULL, "write every step's loss here (text: step loss)" },
     { "device", T_CHOICE, F(device), "cpu", 0, 0, "cpu cuda", "where to compute" },
-    { "comm", T_CHOICE, F(comm), "mpi", 0, 0, "mpi ring naive",
-      "collectives: the MPI library's, a ring written here, or all through rank 0" },
+    { "comm", T_CHOICE, F(comm), "mpi", 0, 0, "mpi ring naive nccl",
+      "collectives: the MPI library's, a ring written here, all through rank 0, or NCCL (GPU)" },
     { "grad-sync", T_CHOICE, F(grad_sync), "reduce_scatter", 0, 0, "reduce_scatter allreduce",
       "how sharded stages sum gradients" },
     { "prefetch", T_INT, F(prefetch), "1", 0, 1, NULL,
@@ -160,10 +160,12 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
         }
         if (set_value(a, o, v, err, errlen) != ARGS_OK) return ARGS_ERROR;
     }
-#ifndef HAVE_CUDA
+#ifndef ZC_CUDA
     if (strcmp(a->device, "cuda") == 0)
         return fail(err, errlen, "--device cuda: this build has no CUDA support (use --device cpu)");
 #endif
+    if (strcmp(a->comm, "nccl") == 0 && strcmp(a->device, "cuda") != 0)
+        return fail(err, errlen, "--comm nccl: needs --device cuda (NCCL moves GPU memory)");
     long per = (long)world * a->accum;
     if (a->batch % per != 0)
         return fail(err, errlen, "--batch %d: must be divisible by ranks x accum = %d x %d",
@@ -191,4 +193,5 @@ void args_init(Args *a, int argc, char **argv, const char *accepted) {
         exit(0);
     }
     if (r == ARGS_ERROR) usage_error("%s", err);
+    rt_use_device(a->device);
 }

@@ -1,7 +1,8 @@
 // ckpt: models as safetensors files (an 8-byte header length, a JSON header
 // naming each tensor's dtype, shape and byte range, then the raw data), the
 // format PyTorch's safetensors loader reads. Reading checks every field and
-// every byte range before it touches the data.
+// every byte range before it touches the data. Tensor data may be in host or
+// GPU memory.
 #ifndef CKPT_H
 #define CKPT_H
 

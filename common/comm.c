@@ -3,6 +3,9 @@
 #include "comm.h"
 #include "rt.h"
 #include "trace.h"
+#ifdef ZC_CUDA
+#include "gpu.h"
+#endif
 
 #include <math.h>
 #include <pthread.h>
@@ -15,6 +18,9 @@ typedef struct {
     CommOp op;
     int metric;        // counted under metrics, not training traffic
     double t_launch, t_start, t_end;
+#ifdef ZC_CUDA
+    cudaEvent_t ready;  // the compute stream's work before the request (CUDA runs)
+#endif
 } Slot;
 
 static struct {
@@ -30,7 +36,12 @@ static struct {
 } q = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
         .done = PTHREAD_COND_INITIALIZER };
 
-static const CommBackend *backends[] = { &comm_backend_mpi, &comm_backend_ring, &comm_backend_naive };
+static const CommBackend *backends[] = {
+    &comm_backend_mpi, &comm_backend_ring, &comm_backend_naive,
+#ifdef ZC_CUDA
+    &comm_backend_nccl,
+#endif
+};
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
 const char *coll_name(CollKind k) {
@@ -75,6 +86,13 @@ static void account(CommCount *c, const CommOp *o, uint64_t sent) {
 // ----------------------------------------------------------------------------
 // the comm thread
 
+static uint64_t run(Slot *s) {
+#ifdef ZC_CUDA
+    if (rt.device == DEV_CUDA) return comm_run_staged(q.backend, &s->op, s->ready);
+#endif
+    return q.backend->run(&s->op);
+}
+
 static void *comm_thread(void *arg) {
     (void)arg;
     pthread_mutex_lock(&q.lock);
@@ -84,7 +102,7 @@ static void *comm_thread(void *arg) {
         Slot *s = &q.slot[q.finished % QCAP];
         pthread_mutex_unlock(&q.lock);
         s->t_start = now_s();
-        uint64_t sent = q.backend->run(&s->op);
+        uint64_t sent = run(s);
         s->t_end = now_s();
         trace_collective(coll_name(s->op.kind), s->t_launch, s->t_start, s->t_end,
                          (double)payload_bytes(&s->op));
@@ -113,12 +131,21 @@ void comm_finalize(void) {
     pthread_mutex_unlock(&q.lock);
     if (pthread_join(q.thread, NULL) != 0) fatal("comm_finalize: pthread_join failed");
     q.running = 0;
+    for (size_t i = 0; i < NBACKENDS; i++)
+        if (backends[i]->close) backends[i]->close();
+#ifdef ZC_CUDA
+    comm_staging_free();
+    for (int i = 0; i < QCAP; i++)
+        if (q.slot[i].ready) CHECK_CUDA(cudaEventDestroy(q.slot[i].ready));
+#endif
 }
 
 int comm_use(const char *name) {
     for (size_t i = 0; i < NBACKENDS; i++)
         if (strcmp(backends[i]->name, name) == 0) {
             comm_wait(q.head - 1);  // nothing of the old backend stays in flight
+            if (backends[i]->gpu_buffers && rt.device != DEV_CUDA) return 0;
+            if (backends[i]->open) backends[i]->open();
             q.backend = backends[i];
             return 1;
         }
@@ -206,6 +233,13 @@ static CommReq enqueue(CommOp op, int metric) {
     q.slot[q.head % QCAP].op = op;
     q.slot[q.head % QCAP].metric = metric;
     q.slot[q.head % QCAP].t_launch = now_s();
+#ifdef ZC_CUDA
+    if (rt.device == DEV_CUDA) {  // the collective starts after what is queued now
+        Slot *s = &q.slot[q.head % QCAP];
+        if (!s->ready) CHECK_CUDA(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
+        CHECK_CUDA(cudaEventRecord(s->ready, gpu_compute_stream()));
+    }
+#endif
     CommReq r = q.head++;
     pthread_cond_signal(&q.work);
     pthread_mutex_unlock(&q.lock);

@@ -112,9 +112,22 @@ typedef struct {
     // Runs on the comm thread and blocks until done; returns the bytes this rank
     // sent, or COMM_SENT_MODEL.
     uint64_t (*run)(const CommOp *op);
+    int gpu_buffers;          // 1: reads and writes GPU memory (nccl); 0: host memory
+    void (*open)(void);       // optional: on selection, on the main thread, nothing in flight
+    void (*close)(void);      // optional: at comm_finalize
 } CommBackend;
 
 extern const CommBackend comm_backend_mpi, comm_backend_ring, comm_backend_naive;
+#ifdef ZC_CUDA
+extern const CommBackend comm_backend_nccl;
+
+// comm_staging.c (CUDA runs): waits for ready (an event on the compute stream,
+// recorded when the request was made), copies each buffer the backend cannot
+// read (GPU memory for a host backend, host memory for nccl) through a staging
+// buffer, runs the collective, and copies the result back.
+uint64_t comm_run_staged(const CommBackend *b, const CommOp *op, void *ready);
+void comm_staging_free(void);
+#endif
 
 // acc = acc op x, elementwise; 16-bit types are combined in fp32 and rounded once.
 void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op);

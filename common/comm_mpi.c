@@ -92,4 +92,4 @@ static uint64_t run(const CommOp *o) {
     return COMM_SENT_MODEL;  // the library does not say what it sent
 }
 
-const CommBackend comm_backend_mpi = { "mpi", run };
+const CommBackend comm_backend_mpi = { .name = "mpi", .run = run };

@@ -58,7 +58,7 @@ static size_t chunk_len(size_t n, int k) { return chunk_first(n, k + 1) - chunk_
 static void ring_reduce_scatter_inplace(char *buf, size_t n, DType dt, RedOp op) {
     int N = rt.world, r = rt.rank;
     size_t esz = dtype_size(dt);
-    char *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, (n / N + 1) * esz);
+    char *tmp = mem_alloc_host(MEM_COMM_BUFFERS, (n / N + 1) * esz);
     for (int s = 0; s < N - 1; s++) {
         int out = mod(r - s - 1), in = mod(r - s - 2);
         send_recv(buf + chunk_first(n, out) * esz, chunk_len(n, out) * esz, mod(r + 1), tmp,
@@ -85,7 +85,7 @@ static void ring_all_gather_inplace(char *buf, size_t n, DType dt) {
 static void ring_reduce_scatter(const char *send, char *recv, size_t count, DType dt) {
     int N = rt.world, r = rt.rank;
     size_t bytes = count * dtype_size(dt);
-    char *acc = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes);
+    char *acc = mem_alloc_host(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc_host(MEM_COMM_BUFFERS, bytes);
     memcpy(acc, send + (size_t)r * bytes, bytes);  // N = 1: the answer already
     for (int s = 0; s < N - 1; s++) {
         int out = mod(r - s - 1), in = mod(r - s - 2);
@@ -109,7 +109,7 @@ static void ring_broadcast(char *buf, size_t bytes, int root) {
 static void ring_reduce(const CommOp *o) {
     size_t bytes = o->count * dtype_size(o->dt);
     int p = mod(rt.rank - o->root - 1);  // root is last
-    char *acc = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes);
+    char *acc = mem_alloc_host(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc_host(MEM_COMM_BUFFERS, bytes);
     memcpy(acc, o->send, bytes);
     if (p > 0) {
         recv_from(tmp, bytes, mod(rt.rank - 1));
@@ -184,7 +184,7 @@ static void gather_reduce_at_0(char *acc, size_t n, DType dt, RedOp op, const vo
         return;
     }
     if (acc != mine) memcpy(acc, mine, bytes);
-    char *tmp = mem_alloc_scratch(MEM_COMM_BUFFERS, bytes);
+    char *tmp = mem_alloc_host(MEM_COMM_BUFFERS, bytes);
     for (int k = 1; k < rt.world; k++) {
         recv_from(tmp, bytes, k);
         comm_reduce_local(acc, tmp, n, dt, op);
@@ -211,7 +211,7 @@ static uint64_t naive_run(const CommOp *o) {
         send_from_0(o->recv, 0, bytes, o->recv);
         break;
     case COLL_REDUCE_SCATTER: {
-        char *acc = rt.rank == 0 ? mem_alloc_scratch(MEM_COMM_BUFFERS, N * bytes) : NULL;
+        char *acc = rt.rank == 0 ? mem_alloc_host(MEM_COMM_BUFFERS, N * bytes) : NULL;
         gather_reduce_at_0(acc, N * o->count, o->dt, OP_SUM, o->send);
         send_from_0(acc, bytes, bytes, o->recv);
         mem_free(acc);
@@ -232,7 +232,7 @@ static uint64_t naive_run(const CommOp *o) {
         send_from_0(o->recv, 0, bytes, o->recv);
         break;
     case COLL_REDUCE: {
-        char *acc = rt.rank == 0 ? mem_alloc_scratch(MEM_COMM_BUFFERS, bytes) : NULL;
+        char *acc = rt.rank == 0 ? mem_alloc_host(MEM_COMM_BUFFERS, bytes) : NULL;
         gather_reduce_at_0(acc, o->count, o->dt, o->op, o->send);
         if (o->root == 0 && rt.rank == 0) memcpy(o->recv, acc, bytes);
         else if (rt.rank == 0) send_to(acc, bytes, o->root);
@@ -244,7 +244,7 @@ static uint64_t naive_run(const CommOp *o) {
         char *all = NULL;
         if (o->root != 0 && rt.rank == o->root) send_to(o->send, N * bytes, 0);
         if (rt.rank == 0) {
-            all = o->root == 0 ? (char *)o->send : mem_alloc_scratch(MEM_COMM_BUFFERS, N * bytes);
+            all = o->root == 0 ? (char *)o->send : mem_alloc_host(MEM_COMM_BUFFERS, N * bytes);
             if (o->root != 0) recv_from(all, N * bytes, o->root);
         }
         send_from_0(all, bytes, bytes, o->recv);
@@ -262,5 +262,5 @@ static uint64_t naive_run(const CommOp *o) {
     return sent;
 }
 
-const CommBackend comm_backend_ring = { "ring", ring_run };
-const CommBackend comm_backend_naive = { "naive", naive_run };
+const CommBackend comm_backend_ring = { .name = "ring", .run = ring_run };
+const CommBackend comm_backend_naive = { .name = "naive", .run = naive_run };

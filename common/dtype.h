@@ -8,24 +8,27 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hd.h"
+
 typedef enum { DT_F32, DT_BF16, DT_F16, DT_F64, DT_I32 } DType;
 
 // Bytes per element.
 size_t dtype_size(DType dt);
 // "f32", "bf16", "f16", "f64", "i32".
 const char *dtype_name(DType dt);
-// The conversions are inline: the kernels call them once per element.
+// The conversions are inline (the kernels call them once per element) and
+// compiled for the GPU too (hd.h).
 // fp32 -> bf16 bits, round to nearest even; bf16_to_f32 widens exactly.
 // fp32 -> IEEE half bits, round to nearest even (subnormals kept, overflow to
 // inf); f16_to_f32 widens exactly.
 
-static inline uint32_t bits_of(float x) {
+static inline ZC_HD uint32_t bits_of(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     return u;
 }
 
-static inline float float_of(uint32_t u) {
+static inline ZC_HD float float_of(uint32_t u) {
     float x;
     memcpy(&x, &u, sizeof x);
     return x;
@@ -34,7 +37,7 @@ static inline float float_of(uint32_t u) {
 // ----------------------------------------------------------------------------
 // bf16: the top 16 bits of an fp32
 
-static inline uint16_t f32_to_bf16(float x) {
+static inline ZC_HD uint16_t f32_to_bf16(float x) {
     uint32_t u = bits_of(x);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);  // NaN, kept quiet
     // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even;
@@ -43,12 +46,12 @@ static inline uint16_t f32_to_bf16(float x) {
     return (uint16_t)(u >> 16);
 }
 
-static inline float bf16_to_f32(uint16_t h) { return float_of((uint32_t)h << 16); }
+static inline ZC_HD float bf16_to_f32(uint16_t h) { return float_of((uint32_t)h << 16); }
 
 // ----------------------------------------------------------------------------
 // fp16: 1 sign, 5 exponent (bias 15), 10 mantissa bits
 
-static inline uint16_t f32_to_f16(float x) {
+static inline ZC_HD uint16_t f32_to_f16(float x) {
     uint32_t u = bits_of(x), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
     if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));  // NaN
     if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  // >= 65520 rounds to infinity
@@ -68,7 +71,7 @@ static inline uint16_t f32_to_f16(float x) {
     return (uint16_t)(sign | (r >> 13));
 }
 
-static inline float f16_to_f32(uint16_t h) {
+static inline ZC_HD float f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     if (e == 0x1f) return float_of(sign | 0x7f800000u | (m << 13));  // inf, NaN
     if (e == 0) {

@@ -1,5 +1,7 @@
 // kernels: the arithmetic of the model and the optimizer. CPU versions are plain
-// loops plus CBLAS for matrix products. Matrices are row-major.
+// loops plus CBLAS for matrix products. Matrices are row-major. On a CUDA run
+// (rt.device) the same calls run on the GPU (kernels_cuda.cu) and take GPU
+// buffers, except the data loader's context and targets, which stay on the host.
 #ifndef KERNELS_H
 #define KERNELS_H
 
@@ -14,6 +16,8 @@ typedef struct {
 
 // Sets the BLAS to one thread per rank unless OPENBLAS_NUM_THREADS says otherwise.
 void kernels_init(void);
+// Returns when every kernel queued so far has run (on the GPU; at once on the CPU).
+void kernels_wait(void);
 
 // C[M,N] = op(A) op(B) + beta C, op(A) is [M,K], op(B) is [K,N]; ta/tb transpose.
 void matmul(float *C, const float *A, const float *B, int M, int N, int K,
@@ -30,7 +34,7 @@ void relu_backward(float *dx, const float *dy, const float *y, size_t n);
 // NULL it gets (softmax - onehot(target)) * grad_scale.
 double softmax_xent(const float *logits, const int *targets, float *dlogits, int rows,
                     int classes, float grad_scale);
-// probs = softmax(logits) for one row.
+// probs = softmax(logits) for one row; probs is on the host.
 void softmax_row(float *probs, const float *logits, int classes);
 // X[rows, T*V] = one-hot of each context symbol (T symbols per row, V classes).
 void one_hot(float *X, const uint8_t *ctx, int rows, int T, int V);
@@ -51,6 +55,10 @@ void scale(float *x, float a, size_t n);
 void axpy(float *y, float a, const float *x, size_t n);
 // 1 if no element is inf or NaN.
 int all_finite(const float *x, size_t n);
+// dst[i] = (2u - 1) bound, u = rng_uniform_at(seed, stream, first + i): element
+// first+i of a stream, uniform in [-bound, bound), the same on every device.
+void init_uniform(float *dst, size_t n, float bound, uint64_t seed, uint64_t stream,
+                  uint64_t first);
 
 // Mixed precision. Buffers of type dt hold n elements of dtype_size(dt) bytes;
 // conversions to a 16-bit type round to nearest even (see dtype.h).

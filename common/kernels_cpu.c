@@ -1,6 +1,9 @@
 // kernels_cpu: the CPU kernels. Matrix products go to CBLAS (OpenBLAS); the rest
-// are loops simple enough that the compiler vectorizes them.
+// are loops simple enough that the compiler vectorizes them. On a CUDA run each
+// function hands its work to the GPU version first (ON_GPU).
 #include "kernels.h"
+#include "mem.h"
+#include "rng.h"
 #include "rt.h"
 
 #include <cblas.h>
@@ -9,8 +12,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef ZC_CUDA
+#include "gpu.h"
+#include "kernels_cuda.h"
+#define ON_GPU(call) do { if (rt.device == DEV_CUDA) { call; return; } } while (0)
+#define ON_GPU_RETURN(call) do { if (rt.device == DEV_CUDA) return call; } while (0)
+#else
+#define ON_GPU(call) do { } while (0)
+#define ON_GPU_RETURN(call) do { } while (0)
+#endif
+
 void kernels_init(void) {
     if (!getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(1);
+}
+
+void kernels_wait(void) {
+#ifdef ZC_CUDA
+    if (rt.device == DEV_CUDA) gpu_sync();
+#endif
 }
 
 // ----------------------------------------------------------------------------
@@ -19,6 +38,7 @@ void kernels_init(void) {
 void matmul(float *C, const float *A, const float *B, int M, int N, int K,
             int ta, int tb, float beta) {
     if (M < 0 || N < 0 || K < 0) fatal("matmul: negative shape %dx%dx%d", M, N, K);
+    ON_GPU(cuda_matmul(C, A, B, M, N, K, ta, tb, beta));
     int lda = ta ? M : K, ldb = tb ? K : N;
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 M, N, K, 1.0f, A, lda > 0 ? lda : 1, B, ldb > 0 ? ldb : 1, beta, C,
@@ -26,24 +46,29 @@ void matmul(float *C, const float *A, const float *B, int M, int N, int K,
 }
 
 void bias_add(float *Y, const float *b, int rows, int cols) {
+    ON_GPU(cuda_bias_add(Y, b, rows, cols));
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) Y[(size_t)r * cols + c] += b[c];
 }
 
 void bias_grad(float *db, const float *dY, int rows, int cols) {
+    ON_GPU(cuda_bias_grad(db, dY, rows, cols));
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) db[c] += dY[(size_t)r * cols + c];
 }
 
 void relu_forward(float *y, const float *x, size_t n) {
+    ON_GPU(cuda_relu_forward(y, x, n));
     for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
 void relu_backward(float *dx, const float *dy, const float *y, size_t n) {
+    ON_GPU(cuda_relu_backward(dx, dy, y, n));
     for (size_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
 void one_hot(float *X, const uint8_t *ctx, int rows, int T, int V) {
+    ON_GPU(cuda_one_hot(X, ctx, rows, T, V));
     size_t width = (size_t)T * V;
     for (int r = 0; r < rows; r++) {
         float *x = X + (size_t)r * width;
@@ -56,6 +81,10 @@ void one_hot(float *X, const uint8_t *ctx, int rows, int T, int V) {
 // loss
 
 void softmax_row(float *probs, const float *logits, int classes) {
+    if (mem_is_gpu(logits)) {  // bring the row over, then work in place
+        mem_copy(probs, logits, (size_t)classes * sizeof(float));
+        logits = probs;
+    }
     float mx = logits[0];
     for (int c = 1; c < classes; c++) mx = logits[c] > mx ? logits[c] : mx;
     double sum = 0.0;
@@ -65,6 +94,7 @@ void softmax_row(float *probs, const float *logits, int classes) {
 
 double softmax_xent(const float *logits, const int *targets, float *dlogits, int rows,
                     int classes, float grad_scale) {
+    ON_GPU_RETURN(cuda_softmax_xent(logits, targets, dlogits, rows, classes, grad_scale));
     double loss = 0.0;
     for (int r = 0; r < rows; r++) {
         const float *z = logits + (size_t)r * classes;
@@ -92,6 +122,7 @@ void adam_update(float *p, const float *g, float *m, float *v, size_t n,
     float step_size = (float)(h->lr / (1.0 - pow(h->beta1, (double)step)));
     float bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
     float b1 = h->beta1, b2 = h->beta2;
+    ON_GPU(cuda_adam_update(p, g, m, v, n, decay, step_size, bc2_sqrt, b1, b2, h->eps));
     for (size_t i = 0; i < n; i++) {
         m[i] = b1 * m[i] + (1.0f - b1) * g[i];
         v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
@@ -101,6 +132,7 @@ void adam_update(float *p, const float *g, float *m, float *v, size_t n,
 }
 
 double sum_squares(const float *x, size_t n) {
+    ON_GPU_RETURN(cuda_sum_squares(x, n));
     double s = 0.0;
     for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
     return s;
@@ -114,15 +146,35 @@ float clip_factor(double norm, float max_norm) {
 // ----------------------------------------------------------------------------
 // elementwise
 
-void fill(float *x, float v, size_t n) { for (size_t i = 0; i < n; i++) x[i] = v; }
-void copy(float *dst, const float *src, size_t n) { if (n) memcpy(dst, src, n * sizeof *dst); }
-void scale(float *x, float a, size_t n) { for (size_t i = 0; i < n; i++) x[i] *= a; }
-void axpy(float *y, float a, const float *x, size_t n) { for (size_t i = 0; i < n; i++) y[i] += a * x[i]; }
+void fill(float *x, float v, size_t n) {
+    ON_GPU(cuda_fill(x, v, n));
+    for (size_t i = 0; i < n; i++) x[i] = v;
+}
+
+void copy(float *dst, const float *src, size_t n) { copy_dt(dst, src, DT_F32, n); }
+
+void scale(float *x, float a, size_t n) {
+    ON_GPU(cuda_scale(x, a, n));
+    for (size_t i = 0; i < n; i++) x[i] *= a;
+}
+
+void axpy(float *y, float a, const float *x, size_t n) {
+    ON_GPU(cuda_axpy(y, a, x, n));
+    for (size_t i = 0; i < n; i++) y[i] += a * x[i];
+}
 
 int all_finite(const float *x, size_t n) {
+    ON_GPU_RETURN(cuda_all_finite_dt(x, DT_F32, n));
     int ok = 1;
     for (size_t i = 0; i < n; i++) ok &= isfinite(x[i]) != 0;
     return ok;
+}
+
+void init_uniform(float *dst, size_t n, float bound, uint64_t seed, uint64_t stream,
+                  uint64_t first) {
+    ON_GPU(cuda_init_uniform(dst, n, bound, seed, stream, first));
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (2.0f * rng_uniform_at(seed, stream, first + i) - 1.0f) * bound;
 }
 
 // ----------------------------------------------------------------------------
@@ -134,6 +186,7 @@ static void check_float_type(DType dt, const char *what) {
 
 void cast_to_f32(float *dst, const void *src, DType dt, size_t n) {
     check_float_type(dt, "cast_to_f32");
+    ON_GPU(if ((const void *)dst != src) cuda_cast_to_f32(dst, src, dt, n));
     if (dt == DT_F32) { if ((const void *)dst != src) copy(dst, src, n); return; }
     const uint16_t *h = src;
     if (dt == DT_BF16) for (size_t i = 0; i < n; i++) dst[i] = bf16_to_f32(h[i]);
@@ -142,6 +195,7 @@ void cast_to_f32(float *dst, const void *src, DType dt, size_t n) {
 
 void cast_from_f32(void *dst, const float *src, DType dt, size_t n) {
     check_float_type(dt, "cast_from_f32");
+    ON_GPU(if (dst != (const void *)src) cuda_cast_from_f32(dst, src, dt, n));
     if (dt == DT_F32) { if (dst != (const void *)src) copy(dst, src, n); return; }
     uint16_t *h = dst;
     if (dt == DT_BF16) for (size_t i = 0; i < n; i++) h[i] = f32_to_bf16(src[i]);
@@ -150,6 +204,7 @@ void cast_from_f32(void *dst, const float *src, DType dt, size_t n) {
 
 void round_to(float *x, DType dt, size_t n) {
     check_float_type(dt, "round_to");
+    ON_GPU(cuda_round_to(x, dt, n));
     if (dt == DT_F32) return;
     if (dt == DT_BF16) for (size_t i = 0; i < n; i++) x[i] = bf16_to_f32(f32_to_bf16(x[i]));
     else for (size_t i = 0; i < n; i++) x[i] = f16_to_f32(f32_to_f16(x[i]));
@@ -157,6 +212,7 @@ void round_to(float *x, DType dt, size_t n) {
 
 void add_to(void *y, const void *x, DType dt, size_t n) {
     check_float_type(dt, "add_to");
+    ON_GPU(cuda_add_to(y, x, dt, n));
     if (dt == DT_F32) { axpy(y, 1.0f, x, n); return; }
     uint16_t *a = y;
     const uint16_t *b = x;
@@ -165,15 +221,18 @@ void add_to(void *y, const void *x, DType dt, size_t n) {
 }
 
 void copy_dt(void *dst, const void *src, DType dt, size_t n) {
+    ON_GPU(cuda_copy_bytes(dst, src, n * dtype_size(dt)));
     if (n) memcpy(dst, src, n * dtype_size(dt));
 }
 
 void zero_dt(void *x, DType dt, size_t n) {
+    ON_GPU(cuda_zero_bytes(x, n * dtype_size(dt)));
     if (n) memset(x, 0, n * dtype_size(dt));  // +0.0 is all zero bits in every float type
 }
 
 int all_finite_dt(const void *x, DType dt, size_t n) {
     check_float_type(dt, "all_finite_dt");
+    ON_GPU_RETURN(cuda_all_finite_dt(x, dt, n));
     if (dt == DT_F32) return all_finite(x, n);
     // A 16-bit float is inf or NaN when its exponent bits are all ones.
     uint16_t mask = dt == DT_BF16 ? 0x7f80u : 0x7c00u;

@@ -5,6 +5,9 @@
 #include "mem.h"
 #include "comm.h"
 #include "rt.h"
+#ifdef ZC_CUDA
+#include "gpu.h"
+#endif
 
 #include <malloc.h>
 #include <pthread.h>
@@ -12,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { void *p; size_t bytes; MemCat cat; } Block;
+typedef enum { PLACE_HOST, PLACE_PINNED, PLACE_GPU } Place;
+typedef struct { void *p; size_t bytes; MemCat cat; Place place; } Block;
 
 static Block *blocks;          // live allocations, unordered
 static size_t nblocks, capblocks;
@@ -29,7 +33,7 @@ const char *mem_cat_name(MemCat cat) { return cat_names[cat]; }
 // ----------------------------------------------------------------------------
 // the table
 
-static void table_add(void *p, size_t bytes, MemCat cat) {
+static void table_add(void *p, size_t bytes, MemCat cat, Place place) {
     if (nblocks == capblocks) {
         size_t cap = capblocks ? 2 * capblocks : 64;
         Block *b = realloc(blocks, cap * sizeof *b);  // the table itself is bookkeeping
@@ -37,7 +41,7 @@ static void table_add(void *p, size_t bytes, MemCat cat) {
         blocks = b;
         capblocks = cap;
     }
-    blocks[nblocks++] = (Block){ p, bytes, cat };
+    blocks[nblocks++] = (Block){ p, bytes, cat, place };
 }
 
 static size_t table_find(const void *p) {
@@ -47,15 +51,19 @@ static size_t table_find(const void *p) {
     fatal("mem: pointer %p was not allocated by mem_alloc", p);
 }
 
-static void count(MemCat cat, size_t bytes, int sign) {
+static void count(MemCat cat, Place place, size_t bytes, int sign) {
+    int gpu = place == PLACE_GPU;
     if (sign > 0) {
         st.cur[cat] += bytes;
         st.cur_total += bytes;
+        if (gpu) st.gpu_cur += bytes;
         if (st.cur[cat] > st.peak[cat]) st.peak[cat] = st.cur[cat];
         if (st.cur_total > st.peak_total) st.peak_total = st.cur_total;
+        if (st.gpu_cur > st.gpu_peak) st.gpu_peak = st.gpu_cur;
     } else {
         st.cur[cat] -= bytes;
         st.cur_total -= bytes;
+        if (gpu) st.gpu_cur -= bytes;
     }
 }
 
@@ -71,29 +79,53 @@ void mem_init(void) {
     (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
-static void *allocate(MemCat cat, size_t bytes, int zero) {
+// The stage's buffers live where it computes; its input batches stay on the
+// host, where the data loader writes them.
+static Place place_for(MemCat cat) {
+    return rt.device == DEV_CUDA && cat != MEM_DATA ? PLACE_GPU : PLACE_HOST;
+}
+
+static void *allocate(MemCat cat, size_t bytes, int zero, Place place) {
     if ((unsigned)cat >= MEM_NCAT) fatal("mem_alloc: bad category %d", (int)cat);
     size_t rounded = (bytes + 63) & ~(size_t)63;
     if (rounded < bytes) fatal("mem_alloc: %zu bytes overflows", bytes);
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
-    if (!p) fatal("mem_alloc: out of memory allocating %zu bytes for %s", bytes,
-                  cat_names[cat]);
-    if (zero) memset(p, 0, rounded ? rounded : 64);
+    if (!rounded) rounded = 64;
+    void *p = NULL;
+#ifdef ZC_CUDA
+    if (place == PLACE_GPU) p = gpu_alloc(rounded, zero);
+    else if (place == PLACE_PINNED && rt.device == DEV_CUDA) p = gpu_alloc_pinned(rounded);
+    else
+#endif
+    {
+        place = PLACE_HOST;
+        p = aligned_alloc(64, rounded);
+        if (p && zero) memset(p, 0, rounded);
+    }
+    if (!p) fatal("mem_alloc: out of %s memory allocating %zu bytes for %s",
+                  place == PLACE_GPU ? "GPU" : "host", bytes, cat_names[cat]);
+    if (zero && place == PLACE_PINNED) memset(p, 0, rounded);
     pthread_mutex_lock(&lock);
-    table_add(p, bytes, cat);
-    count(cat, bytes, +1);
+    table_add(p, bytes, cat, place);
+    count(cat, place, bytes, +1);
     pthread_mutex_unlock(&lock);
     return p;
 }
 
-void *mem_alloc(MemCat cat, size_t bytes) { return allocate(cat, bytes, 1); }
-void *mem_alloc_scratch(MemCat cat, size_t bytes) { return allocate(cat, bytes, 0); }
+void *mem_alloc(MemCat cat, size_t bytes) { return allocate(cat, bytes, 1, place_for(cat)); }
+void *mem_alloc_scratch(MemCat cat, size_t bytes) { return allocate(cat, bytes, 0, place_for(cat)); }
+void *mem_alloc_host(MemCat cat, size_t bytes) { return allocate(cat, bytes, 0, PLACE_HOST); }
+void *mem_alloc_pinned(MemCat cat, size_t bytes) { return allocate(cat, bytes, 0, PLACE_PINNED); }
+void *mem_alloc_gpu(MemCat cat, size_t bytes) {
+    if (rt.device != DEV_CUDA) fatal("mem_alloc_gpu: the device is not cuda");
+    return allocate(cat, bytes, 0, PLACE_GPU);
+}
 
 void mem_free(void *p) {
     if (!p) return;
     pthread_mutex_lock(&lock);
     size_t i = table_find(p);
-    count(blocks[i].cat, blocks[i].bytes, -1);
+    Place place = blocks[i].place;
+    count(blocks[i].cat, place, blocks[i].bytes, -1);
     blocks[i] = blocks[--nblocks];
     if (nblocks == 0) {  // nothing live: give the table back too
         free(blocks);
@@ -101,7 +133,26 @@ void mem_free(void *p) {
         capblocks = 0;
     }
     pthread_mutex_unlock(&lock);
+#ifdef ZC_CUDA
+    if (place == PLACE_GPU) { gpu_free(p); return; }
+    if (place == PLACE_PINNED) { gpu_free_pinned(p); return; }
+#endif
     free(p);
+}
+
+void mem_copy(void *dst, const void *src, size_t bytes) {
+#ifdef ZC_CUDA
+    if (rt.device == DEV_CUDA) { gpu_copy(dst, src, bytes); return; }
+#endif
+    if (bytes) memmove(dst, src, bytes);
+}
+
+int mem_is_gpu(const void *p) {
+#ifdef ZC_CUDA
+    if (rt.device == DEV_CUDA) return gpu_is_device(p);
+#endif
+    (void)p;
+    return 0;
 }
 
 size_t mem_size(const void *p) {
@@ -130,6 +181,7 @@ void mem_reset_peaks(void) {
     pthread_mutex_lock(&lock);
     for (int c = 0; c < MEM_NCAT; c++) st.peak[c] = st.cur[c];
     st.peak_total = st.cur_total;
+    st.gpu_peak = st.gpu_cur;
     pthread_mutex_unlock(&lock);
 }
 
@@ -149,7 +201,7 @@ const char *mem_summary_fields(void) { return summary_fields; }
 
 size_t mem_report(const char *formula, double formula_bytes, size_t *peak) {
     // One row per category plus the total and the model state: max over ranks.
-    enum { NROW = 2 * MEM_NCAT + 3 };
+    enum { NROW = 2 * MEM_NCAT + 6, GPU = 2 * MEM_NCAT + 3 };
     MemStats s = mem_stats();
     double v[NROW];
     for (int c = 0; c < MEM_NCAT; c++) {
@@ -159,6 +211,16 @@ size_t mem_report(const char *formula, double formula_bytes, size_t *peak) {
     v[2 * MEM_NCAT] = (double)s.cur_total;
     v[2 * MEM_NCAT + 1] = (double)s.peak_total;
     v[2 * MEM_NCAT + 2] = (double)mem_model_state_bytes(&s);
+    v[GPU] = (double)s.gpu_cur;
+    v[GPU + 1] = (double)s.gpu_peak;
+    v[GPU + 2] = 0.0;  // what the driver says is in use on the device
+#ifdef ZC_CUDA
+    if (rt.device == DEV_CUDA) {
+        size_t used = 0, total = 0;
+        gpu_mem_info(&used, &total);
+        v[GPU + 2] = (double)used;
+    }
+#endif
     comm_metric_max(v, NROW);
 
     print0("\nmemory per rank (max over %d rank%s)\n", rt.world, rt.world > 1 ? "s" : "");
@@ -170,6 +232,10 @@ size_t mem_report(const char *formula, double formula_bytes, size_t *peak) {
     print0("  model state: formula %s = %.0f bytes, measured %.0f bytes%s\n", formula,
            formula_bytes, v[2 * MEM_NCAT + 2],
            formula_bytes == v[2 * MEM_NCAT + 2] ? " (equal)" : " (DIFFERENT)");
+    if (rt.device == DEV_CUDA)
+        print0("  on the GPU: tracked %.3f MiB now, %.3f MiB peak; the device reports %.3f MiB "
+               "in use (cudaMemGetInfo: also the CUDA context, cuBLAS and NCCL)\n",
+               v[GPU] / MIB, v[GPU + 1] / MIB, v[GPU + 2] / MIB);
     int n = 0;
     for (int c = MEM_PARAMS; c <= MEM_ADAM_V; c++)
         n += snprintf(summary_fields + n, sizeof summary_fields - (size_t)n, " mem_%s=%.0f", cat_names[c],

@@ -11,18 +11,31 @@ typedef enum {
 } MemCat;
 
 typedef struct {
-    size_t cur[MEM_NCAT], peak[MEM_NCAT];   // per category
+    size_t cur[MEM_NCAT], peak[MEM_NCAT];   // per category, host and GPU together
     size_t cur_total, peak_total;           // all categories together
+    size_t gpu_cur, gpu_peak;               // the part on the GPU (--device cuda)
 } MemStats;
 
 // Tunes the C allocator to keep freed memory for reuse (rt_init calls it).
 void mem_init(void);
 // Allocates bytes (zeroed, 64-byte aligned) under a category; fatal on failure.
+// It lives where the stage computes (the GPU with --device cuda), except the
+// data category: input batches stay on the host, where the data loader writes.
 void *mem_alloc(MemCat cat, size_t bytes);
 // The same, not zeroed: scratch that is always written before it is read.
 void *mem_alloc_scratch(MemCat cat, size_t bytes);
+// Host memory whatever the device, not zeroed (files, MPI's side of a copy).
+void *mem_alloc_host(MemCat cat, size_t bytes);
+// GPU memory on a CUDA run, not zeroed (the kernels' copy of a host batch).
+void *mem_alloc_gpu(MemCat cat, size_t bytes);
+// Host memory the GPU copies at full speed (page-locked on a CUDA run), not zeroed.
+void *mem_alloc_pinned(MemCat cat, size_t bytes);
 // Frees a pointer from mem_alloc (NULL is ignored); fatal on an unknown pointer.
 void mem_free(void *p);
+// dst = src, bytes long, each on the host or the GPU; returns when done.
+void mem_copy(void *dst, const void *src, size_t bytes);
+// 1 if p points into GPU memory.
+int mem_is_gpu(const void *p);
 // Bytes currently held by the allocation p (0 for NULL).
 size_t mem_size(const void *p);
 // A copy of this rank's counters.

@@ -3,6 +3,10 @@
 #include "comm.h"
 #include "kernels.h"
 #include "mem.h"
+#ifdef ZC_CUDA
+#include "gpu.h"
+#include "kernels_cuda.h"
+#endif
 
 #include <mpi.h>
 #include <stdarg.h>
@@ -52,8 +56,26 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     comm_init();
 }
 
+void rt_use_device(const char *name) {
+    if (strcmp(name, "cuda") != 0) return;
+#ifdef ZC_CUDA
+    const char *why = gpu_open(rt.local_rank);
+    agree_input(why == NULL, why);  // a GPU missing on one node stops every rank
+    rt.device = DEV_CUDA;
+    cuda_kernels_init();
+#else
+    usage_error("--device cuda: this build has no CUDA support (use --device cpu)");
+#endif
+}
+
 void rt_finalize(void) {
     comm_finalize();
+#ifdef ZC_CUDA
+    if (rt.device == DEV_CUDA) {
+        cuda_kernels_close();
+        gpu_close();
+    }
+#endif
     fflush(stdout);
     MPI_Finalize();
 }

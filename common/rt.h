@@ -21,7 +21,11 @@ extern Runtime rt;
 // Initializes MPI (threaded: the comm thread calls MPI while compute runs),
 // the kernels and the comm thread.
 void rt_init(int *argc, char ***argv, const char *prog);
-// Shuts down the comm thread and MPI.
+// Moves every rank to the device named by --device ("cpu" or "cuda"): with
+// cuda, this rank's GPU (local rank mod visible GPUs); if any rank has none,
+// every rank exits 2 with one line (args_init calls it).
+void rt_use_device(const char *name);
+// Shuts down the comm thread, the GPU and MPI.
 void rt_finalize(void);
 
 // A runtime failure on this rank: prints "rank R: what: why" and aborts every rank.

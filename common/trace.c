@@ -103,7 +103,10 @@ const char *trace_write(const char *path) {
     double longest[1] = { (double)tr.len + 1 };
     comm_metric_max(longest, 1);
     size_t words = ((size_t)longest[0] + 3) / 4, bytes = 4 * words;
-    char *mine = mem_alloc(MEM_COMM_BUFFERS, bytes), *all = mem_alloc(MEM_COMM_BUFFERS, bytes * (size_t)rt.world);
+    // Text, so host memory whatever the device; zeros end each rank's string.
+    char *mine = mem_alloc_host(MEM_COMM_BUFFERS, bytes);
+    char *all = mem_alloc_host(MEM_COMM_BUFFERS, bytes * (size_t)rt.world);
+    memset(mine, 0, bytes);
     if (tr.len) memcpy(mine, tr.text, tr.len);
     comm_all_gather(mine, all, words, DT_I32);
     const char *err = NULL;

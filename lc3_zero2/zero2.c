@@ -149,10 +149,7 @@ size_t own_numel(const Layer *L) {
 // its own random number, so any slice can be drawn on its own.
 void init_segment(float *dst, const Layer *L, int l, uint64_t seed, size_t first, size_t count) {
     float bound = 1.0f / sqrtf((float)L->in);
-    for (size_t i = 0; i < count; i++) {
-        float u = rng_uniform_at(seed, RNG_STREAM_INIT + (uint64_t)l, first + i);
-        dst[i] = (2.0f * u - 1.0f) * bound;
-    }
+    init_uniform(dst, count, bound, seed, RNG_STREAM_INIT + (uint64_t)l, first);
 }
 
 void init_params(Model *m, uint64_t seed) {

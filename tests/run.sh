@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every suite: the single-process suites, the lc0 reference runs that later
 # stages are graded against, the multi-rank suites at N = 1, 2, 3, 4 (3 gives
-# uneven shards), and the command-line checks. Exits non-zero on any failure.
+# uneven shards), the command-line checks, and the GPU suites (which say
+# SKIPPED where there is no GPU). Exits non-zero on any failure.
 # usage: tests/run.sh [BUILD_DIR]      (SANITIZE=1: suppress Open MPI's own leaks)
 set -u
 BUILD=${1:-build}
@@ -25,6 +26,9 @@ for t in test_kernels test_dtype test_mem test_args test_data test_ckpt test_the
   run "$t" "$BUILD/test/$t"
 done
 
+# The GPU kernels against the CPU's: built with CUDA, run where a GPU opens.
+[ -x "$BUILD/test/test_kernels_cuda" ] && run test_kernels_cuda "$BUILD/test/test_kernels_cuda"
+
 # lc0 trains each reference configuration once; stages are graded against it.
 export ZC_REF="$BUILD/test/ref"
 mkdir -p "$ZC_REF"
@@ -43,6 +47,7 @@ done
 run "test_comm N=5" tools/launch 5 "$BUILD/test/test_comm"  # the hand-written collectives at an odd N
 
 run "command line" tests/test_cli.sh "$BUILD"
+run "stages on the GPU" tests/test_gpu.sh "$BUILD"
 
 echo
 [ -z "$failures" ] || echo "failed suites:$failures"

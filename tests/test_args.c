@@ -85,9 +85,10 @@ START_TEST(test_bad_input) {
         { { "--batch", "12", "--accum", "5" }, 1, ALL, "must be divisible" },
         { { "stray" }, 1, ALL, "unexpected argument 'stray'" },
         { { "--data=" }, 1, ALL, "--data: empty value" },
-#ifndef HAVE_CUDA
+#ifndef ZC_CUDA
         { { "--device", "cuda" }, 1, ALL, "--device cuda: this build has no CUDA" },
 #endif
+        { { "--comm", "nccl" }, 1, ALL, "--comm nccl: needs --device cuda" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *argv[6] = { "prog" };

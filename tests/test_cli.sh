@@ -12,6 +12,10 @@ printf 'ABC\n123\n' >"$tmp/junk"
 printf 'not a model' >"$tmp/garbage.st"
 small="--hidden 8 --layers 1 --batch 12 --steps 2 --sample 0 --log-every 0"
 ok=0 bad=0
+# Where a GPU opens, --device cuda runs (tests/test_gpu.sh grades it); elsewhere
+# it must refuse with one line and exit 2, whether or not the build has CUDA.
+gpu=0
+"$BUILD/bin/lc0_adam" --device cuda $small >/dev/null 2>&1 && gpu=1
 
 # expect N STATUS FRAGMENT PROGRAM ARGS...: exit status and one stderr line containing FRAGMENT.
 expect() {
@@ -40,8 +44,9 @@ for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mix
   expect $n 2 "has no usable words" "$bin" --data "$tmp/junk"
   expect $n 2 "impossible" "$bin" $small --init "$tmp/garbage.st"
   expect $n 2 "cannot write model file '/nonexistent/m.st'" "$bin" $small --save-model /nonexistent/m.st
-  expect $n 2 "--device cuda" "$bin" --device cuda
+  [ $gpu = 1 ] || expect $n 2 "--device cuda" "$bin" --device cuda
 done
+expect 2 2 "--comm nccl: needs --device cuda" "$BUILD/bin/lc3_zero2" --comm nccl
 expect 1 2 "option --comm is not used by this stage" "$BUILD/bin/lc0_adam" --comm mpi
 expect 3 2 "--batch 10: must be divisible by ranks x accum = 3 x 1" "$BUILD/bin/lc1_distributed_adam" --batch 10
 expect 2 2 "--batch 12: must be divisible by ranks x accum = 2 x 5" "$BUILD/bin/lc1_distributed_adam" --batch 12 --accum 5

@@ -65,12 +65,32 @@ START_TEST(test_zeroed_aligned) {
 }
 END_TEST
 
+// On the CPU every kind of allocation is host memory, counted like the others;
+// nothing lands on the GPU, and mem_copy is a plain copy.
+START_TEST(test_host_kinds_on_cpu) {
+    MemStats s0 = mem_stats();
+    char *h = mem_alloc_host(MEM_COMM_BUFFERS, 100), *p = mem_alloc_pinned(MEM_COMM_BUFFERS, 28);
+    MemStats s = mem_stats();
+    ck_assert_uint_eq(s.cur[MEM_COMM_BUFFERS] - s0.cur[MEM_COMM_BUFFERS], 128);
+    ck_assert_uint_eq(s.gpu_cur, 0);
+    ck_assert_uint_eq(s.gpu_peak, 0);
+    ck_assert_int_eq(mem_is_gpu(h), 0);
+    for (int i = 0; i < 28; i++) p[i] = (char)i;
+    mem_copy(h + 3, p, 28);
+    for (int i = 0; i < 28; i++) ck_assert_int_eq(h[3 + i], i);
+    mem_free(h);
+    mem_free(p);
+    ck_assert_uint_eq(mem_stats().cur_total, s0.cur_total);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("mem");
     TCase *tc = tcase_create("accounting");
     tcase_add_test(tc, test_current_and_peak);
     tcase_add_test(tc, test_model_state_sum);
     tcase_add_test(tc, test_zeroed_aligned);
+    tcase_add_test(tc, test_host_kinds_on_cpu);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,7 +6,8 @@
 // algbw x 2(N-1)/N for all-reduce and (N-1)/N for reduce-scatter and
 // all-gather (the bytes each link carries in a ring), and #wrong, the elements
 // that differ from the exact answer (inputs are small integers, so float sums
-// are exact whatever the order).
+// are exact whatever the order). -d cuda puts the buffers on the GPU, which adds
+// the nccl backend (the others stage through host memory).
 #include "../common/args.h"
 #include "../common/comm.h"
 #include "../common/mem.h"
@@ -21,7 +22,7 @@ typedef struct {
     size_t min_bytes, max_bytes;
     double factor;
     int warmup, iters, check;
-    const char *ops, *backends;
+    const char *ops, *backends, *device;
 } Opts;
 
 // ----------------------------------------------------------------------------
@@ -56,13 +57,13 @@ static void check_words(const char *flag, const char *list, const char *allowed)
 }
 
 static Opts parse(int argc, char **argv) {
-    Opts o = { 1024, 64u << 20, 4.0, 5, 20, 1, "all_reduce reduce_scatter all_gather", NULL };
-    o.backends = comm_backends();
+    Opts o = { 1024, 64u << 20, 4.0, 5, 20, 1, "all_reduce reduce_scatter all_gather", NULL, "cpu" };
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (strcmp(f, "-h") == 0 || strcmp(f, "--help") == 0) {
             print0("usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-c 0|1] "
-                   "[-o 'all_reduce reduce_scatter all_gather'] [-B '%s']\n", rt.prog, comm_backends());
+                   "[-o 'all_reduce reduce_scatter all_gather'] [-B '%s'] [-d cpu|cuda]\n", rt.prog,
+                   comm_backends());
             rt_finalize();
             exit(0);
         }
@@ -76,11 +77,18 @@ static Opts parse(int argc, char **argv) {
         else if (strcmp(f, "-c") == 0) o.check = parse_int(f, v, 0, 1);
         else if (strcmp(f, "-o") == 0) o.ops = v;
         else if (strcmp(f, "-B") == 0) o.backends = v;
+        else if (strcmp(f, "-d") == 0) o.device = v;
         else usage_error("unknown flag '%s' (see -h)", f);
     }
     if (o.min_bytes > o.max_bytes) usage_error("-b %zu is larger than -e %zu", o.min_bytes, o.max_bytes);
     check_words("-o", o.ops, "all_reduce reduce_scatter all_gather");
-    check_words("-B", o.backends, comm_backends());
+    check_words("-d", o.device, "cpu cuda");
+    rt_use_device(o.device);
+    // nccl moves GPU memory only; the others run on either device.
+    static char usable[128];
+    snprintf(usable, sizeof usable, "%s", rt.device == DEV_CUDA ? comm_backends() : "mpi ring naive");
+    if (!o.backends) o.backends = usable;
+    check_words("-B", o.backends, usable);
     return o;
 }
 
@@ -105,19 +113,22 @@ static void run_once(CollKind k, float *a, float *b, size_t count) {
     else comm_all_gather(a, b, count / rt.world, DT_F32);
 }
 
-// Elements of the result that differ from the exact answer, on this rank.
-static double count_wrong(CollKind k, float *a, float *b, size_t count) {
+// Elements of the result that differ from the exact answer, on this rank. h is
+// host memory for count floats; a and b may be on the GPU.
+static double count_wrong(CollKind k, float *a, float *b, float *h, size_t count) {
     size_t per = count / rt.world;
     double wrong = 0;
-    if (k == COLL_ALL_GATHER) fill_inputs(a, per, (size_t)rt.rank * per);  // this rank's slice
-    else fill_inputs(a, count, 0);
+    if (k == COLL_ALL_GATHER) fill_inputs(h, per, (size_t)rt.rank * per);  // this rank's slice
+    else fill_inputs(h, count, 0);
+    mem_copy(a, h, (k == COLL_ALL_GATHER ? per : count) * sizeof(float));
     run_once(k, a, b, count);
+    mem_copy(h, k == COLL_ALL_REDUCE ? a : b, (k == COLL_REDUCE_SCATTER ? per : count) * sizeof(float));
     if (k == COLL_ALL_REDUCE)
-        for (size_t i = 0; i < count; i++) wrong += a[i] != (float)sum_over_ranks(i);
+        for (size_t i = 0; i < count; i++) wrong += h[i] != (float)sum_over_ranks(i);
     else if (k == COLL_REDUCE_SCATTER)
-        for (size_t i = 0; i < per; i++) wrong += b[i] != (float)sum_over_ranks((size_t)rt.rank * per + i);
+        for (size_t i = 0; i < per; i++) wrong += h[i] != (float)sum_over_ranks((size_t)rt.rank * per + i);
     else
-        for (size_t i = 0; i < count; i++) wrong += b[i] != input((int)(i / per), i);
+        for (size_t i = 0; i < count; i++) wrong += h[i] != input((int)(i / per), i);
     return wrong;
 }
 
@@ -128,14 +139,16 @@ static double bench_size(const Opts *o, CollKind k, size_t bytes) {
     if (count == 0) count = (size_t)rt.world;
     float *a = mem_alloc(MEM_COMM_BUFFERS, count * sizeof(float));
     float *b = mem_alloc(MEM_COMM_BUFFERS, count * sizeof(float));
-    fill_inputs(a, count, 0);
+    float *h = mem_alloc_host(MEM_COMM_BUFFERS, count * sizeof(float));
+    fill_inputs(h, count, 0);
+    mem_copy(a, h, count * sizeof(float));
     for (int i = 0; i < o->warmup; i++) run_once(k, a, b, count);
     comm_barrier();
     double t0 = now_s();
     for (int i = 0; i < o->iters; i++) run_once(k, a, b, count);
     double t[1] = { (now_s() - t0) / o->iters };
     comm_metric_max(t, 1);  // the slowest rank sets the pace
-    double wrong[1] = { o->check ? count_wrong(k, a, b, count) : -1 };
+    double wrong[1] = { o->check ? count_wrong(k, a, b, h, count) : -1 };
     comm_metric_sum(wrong, 1);
     if (!o->check) wrong[0] = -1;
     double size = (double)count * sizeof(float), N = rt.world;
@@ -145,6 +158,7 @@ static double bench_size(const Opts *o, CollKind k, size_t bytes) {
            bus, wrong[0]);
     mem_free(a);
     mem_free(b);
+    mem_free(h);
     return bus;
 }
 
@@ -157,11 +171,11 @@ int main(int argc, char **argv) {
     char backends[128];
     snprintf(backends, sizeof backends, "%s", o.backends);
     for (char *be = strtok(backends, " "); be; be = strtok(NULL, " ")) {  // nothing below uses strtok
-        comm_use(be);
+        if (!comm_use(be)) usage_error("-B %s: cannot be used here", be);
         for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
             if (!args_has_word(o.ops, ops[i].name)) continue;
-            print0("\n# %s, backend %s, N = %d ranks, %d warm-up and %d timed iterations\n", ops[i].name, be,
-                   rt.world, o.warmup, o.iters);
+            print0("\n# %s, backend %s, N = %d ranks, buffers on the %s, %d warm-up and %d timed iterations\n",
+                   ops[i].name, be, rt.world, o.device, o.warmup, o.iters);
             print0("# %10s %12s %7s %7s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)",
                    "algbw(GB/s)", "busbw(GB/s)", "#wrong");
             double sum = 0;

@@ -1,0 +1,358 @@
+// kernels_cuda: the GPU kernels. Matrix products go to cuBLAS in full fp32 (no
+// TF32), so the GPU follows the CPU; the elementwise kernels are built with
+// --fmad=false and use dtype.h's conversions, so they compute the CPU's exact
+// bits. Reductions that return a number (loss, sum of squares, finite check)
+// add per-row or per-block partials on the host, in a fixed order.
+#include "kernels_cuda.h"
+#include "rng.h"
+extern "C" {  // the runtime is C
+#include "gpu.h"
+#include "mem.h"
+}
+
+#include <cublas_v2.h>
+#include <math.h>
+#include <string.h>
+
+#define CHECK_CUBLAS(call) do { cublasStatus_t s_ = (call); if (s_ != CUBLAS_STATUS_SUCCESS) \
+    fatal("%s: %s", #call, cublasGetStatusString(s_)); } while (0)
+#define CHECK_LAUNCH(name) do { cudaError_t e_ = cudaGetLastError(); if (e_ != cudaSuccess) \
+    fatal("kernel %s: %s", name, cudaGetErrorString(e_)); } while (0)
+
+#define THREADS 256
+#define MAX_BLOCKS 4096  // grid-stride loops beyond this
+
+static cublasHandle_t blas;
+
+// Scratch for inputs that live on the host (a batch's context and targets) and
+// for partial results on their way back. Grown on demand, freed at close.
+static struct {
+    uint8_t *ctx;       // GPU
+    int *targets;       // GPU
+    double *part;       // GPU: per-row losses, per-block sums
+    double *host_part;  // host copy of part
+    int *flag;          // GPU: finite check
+    size_t ctx_n, targets_n, part_n;
+} s;
+
+static cudaStream_t stream(void) { return gpu_compute_stream(); }
+
+static unsigned blocks_for(size_t n) {
+    size_t b = (n + THREADS - 1) / THREADS;
+    return (unsigned)(b < 1 ? 1 : b > MAX_BLOCKS ? MAX_BLOCKS : b);
+}
+
+#define GRID_STRIDE(i, n) \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
+         i += (size_t)gridDim.x * blockDim.x)
+
+// Grows a GPU scratch buffer to n elements of size esz.
+static void *grow(void *p, size_t *have, size_t n, size_t esz) {
+    if (n <= *have) return p;
+    mem_free(p);
+    *have = n;
+    return mem_alloc_gpu(MEM_DATA, n * esz);
+}
+
+static double *part_buffers(size_t n) {
+    if (n > s.part_n) {
+        mem_free(s.host_part);
+        s.host_part = (double *)mem_alloc_pinned(MEM_DATA, n * sizeof(double));
+    }
+    s.part = (double *)grow(s.part, &s.part_n, n, sizeof(double));
+    return s.part;
+}
+
+// The n partials in s.part, copied back and added in order.
+static double sum_parts(size_t n) {
+    CHECK_CUDA(cudaMemcpyAsync(s.host_part, s.part, n * sizeof(double), cudaMemcpyDeviceToHost,
+                               stream()));
+    CHECK_CUDA(cudaStreamSynchronize(stream()));
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) sum += s.host_part[i];
+    return sum;
+}
+
+// ----------------------------------------------------------------------------
+// lifetime
+
+void cuda_kernels_init(void) {
+    CHECK_CUBLAS(cublasCreate(&blas));
+    CHECK_CUBLAS(cublasSetStream(blas, stream()));
+    CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));  // fp32 stays fp32
+    s.flag = (int *)mem_alloc_gpu(MEM_DATA, sizeof(int));
+}
+
+void cuda_kernels_close(void) {
+    if (blas) CHECK_CUBLAS(cublasDestroy(blas));
+    blas = NULL;
+    mem_free(s.ctx);
+    mem_free(s.targets);
+    mem_free(s.part);
+    mem_free(s.host_part);
+    mem_free(s.flag);
+    memset(&s, 0, sizeof s);
+}
+
+// ----------------------------------------------------------------------------
+// linear layers
+
+void cuda_matmul(float *C, const float *A, const float *B, int M, int N, int K,
+                 int ta, int tb, float beta) {
+    if (M == 0 || N == 0) return;
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+    const float one = 1.0f;
+    int lda = ta ? M : K, ldb = tb ? K : N;
+    CHECK_CUBLAS(cublasSgemm(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             N, M, K, &one, B, ldb > 0 ? ldb : 1, A, lda > 0 ? lda : 1, &beta,
+                             C, N));
+}
+
+__global__ void k_bias_add(float *Y, const float *b, size_t n, int cols) {
+    GRID_STRIDE(i, n) Y[i] += b[i % cols];
+}
+void cuda_bias_add(float *Y, const float *b, int rows, int cols) {
+    size_t n = (size_t)rows * cols;
+    if (!n) return;
+    k_bias_add<<<blocks_for(n), THREADS, 0, stream()>>>(Y, b, n, cols);
+    CHECK_LAUNCH("bias_add");
+}
+
+// One thread per column, rows in order: the CPU's order of additions.
+__global__ void k_bias_grad(float *db, const float *dY, int rows, int cols) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cols) return;
+    float acc = db[c];
+    for (int r = 0; r < rows; r++) acc += dY[(size_t)r * cols + c];
+    db[c] = acc;
+}
+void cuda_bias_grad(float *db, const float *dY, int rows, int cols) {
+    if (cols <= 0) return;
+    k_bias_grad<<<(cols + THREADS - 1) / THREADS, THREADS, 0, stream()>>>(db, dY, rows, cols);
+    CHECK_LAUNCH("bias_grad");
+}
+
+__global__ void k_relu_forward(float *y, const float *x, size_t n) {
+    GRID_STRIDE(i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+void cuda_relu_forward(float *y, const float *x, size_t n) {
+    if (!n) return;
+    k_relu_forward<<<blocks_for(n), THREADS, 0, stream()>>>(y, x, n);
+    CHECK_LAUNCH("relu_forward");
+}
+
+__global__ void k_relu_backward(float *dx, const float *dy, const float *y, size_t n) {
+    GRID_STRIDE(i, n) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+void cuda_relu_backward(float *dx, const float *dy, const float *y, size_t n) {
+    if (!n) return;
+    k_relu_backward<<<blocks_for(n), THREADS, 0, stream()>>>(dx, dy, y, n);
+    CHECK_LAUNCH("relu_backward");
+}
+
+__global__ void k_one_hot(float *X, const uint8_t *ctx, size_t n, int T, int V) {
+    size_t width = (size_t)T * V;
+    GRID_STRIDE(i, n) {
+        size_t r = i / width, j = i % width;
+        X[i] = ctx[r * T + j / V] == (uint8_t)(j % V) ? 1.0f : 0.0f;
+    }
+}
+void cuda_one_hot(float *X, const uint8_t *ctx, int rows, int T, int V) {
+    size_t nctx = (size_t)rows * T, n = nctx * V;
+    if (!n) return;
+    s.ctx = (uint8_t *)grow(s.ctx, &s.ctx_n, nctx, 1);
+    // From pageable memory the copy returns once ctx has been read: the caller may reuse it.
+    CHECK_CUDA(cudaMemcpyAsync(s.ctx, ctx, nctx, cudaMemcpyHostToDevice, stream()));
+    k_one_hot<<<blocks_for(n), THREADS, 0, stream()>>>(X, s.ctx, n, T, V);
+    CHECK_LAUNCH("one_hot");
+}
+
+// ----------------------------------------------------------------------------
+// loss
+
+// One thread per row, as the CPU computes it: log-sum-exp in double.
+__global__ void k_softmax_xent(const float *logits, const int *targets, float *dlogits,
+                               double *loss, int rows, int classes, float grad_scale) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    const float *z = logits + (size_t)r * classes;
+    float mx = z[0];
+    for (int c = 1; c < classes; c++) mx = z[c] > mx ? z[c] : mx;
+    double sum = 0.0;
+    for (int c = 0; c < classes; c++) sum += exp((double)(z[c] - mx));
+    int t = targets[r];
+    loss[r] = log(sum) - (double)(z[t] - mx);
+    if (!dlogits) return;
+    float *d = dlogits + (size_t)r * classes;
+    for (int c = 0; c < classes; c++) d[c] = (float)(exp((double)(z[c] - mx)) / sum) * grad_scale;
+    d[t] -= grad_scale;
+}
+double cuda_softmax_xent(const float *logits, const int *targets, float *dlogits, int rows,
+                         int classes, float grad_scale) {
+    if (rows <= 0) return 0.0;
+    s.targets = (int *)grow(s.targets, &s.targets_n, (size_t)rows, sizeof(int));
+    CHECK_CUDA(cudaMemcpyAsync(s.targets, targets, (size_t)rows * sizeof(int),
+                               cudaMemcpyHostToDevice, stream()));
+    double *loss = part_buffers((size_t)rows);
+    k_softmax_xent<<<(rows + THREADS - 1) / THREADS, THREADS, 0, stream()>>>(
+        logits, s.targets, dlogits, loss, rows, classes, grad_scale);
+    CHECK_LAUNCH("softmax_xent");
+    return sum_parts((size_t)rows);
+}
+
+// ----------------------------------------------------------------------------
+// optimizer
+
+// Fused: p, g, m, v read once, p, m, v written once.
+__global__ void k_adam(float *p, const float *g, float *m, float *v, size_t n, float decay,
+                       float step_size, float bc2_sqrt, float b1, float b2, float eps) {
+    GRID_STRIDE(i, n) {
+        float gi = g[i];
+        float mi = b1 * m[i] + (1.0f - b1) * gi;
+        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+        float denom = sqrtf(vi) / bc2_sqrt + eps;
+        p[i] = p[i] * decay - step_size * mi / denom;
+        m[i] = mi;
+        v[i] = vi;
+    }
+}
+void cuda_adam_update(float *p, const float *g, float *m, float *v, size_t n, float decay,
+                      float step_size, float bc2_sqrt, float beta1, float beta2, float eps) {
+    if (!n) return;
+    k_adam<<<blocks_for(n), THREADS, 0, stream()>>>(p, g, m, v, n, decay, step_size, bc2_sqrt,
+                                                    beta1, beta2, eps);
+    CHECK_LAUNCH("adam_update");
+}
+
+// Each block adds its grid-stride share in double, then a tree in shared memory.
+__global__ void k_sum_squares(const float *x, size_t n, double *part) {
+    __shared__ double sh[THREADS];
+    double acc = 0.0;
+    GRID_STRIDE(i, n) acc += (double)x[i] * x[i];
+    sh[threadIdx.x] = acc;
+    __syncthreads();
+    for (int w = THREADS / 2; w > 0; w /= 2) {
+        if ((int)threadIdx.x < w) sh[threadIdx.x] += sh[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
+}
+double cuda_sum_squares(const float *x, size_t n) {
+    if (!n) return 0.0;
+    unsigned nb = blocks_for(n);
+    k_sum_squares<<<nb, THREADS, 0, stream()>>>(x, n, part_buffers(nb));
+    CHECK_LAUNCH("sum_squares");
+    return sum_parts(nb);
+}
+
+// ----------------------------------------------------------------------------
+// elementwise
+
+__global__ void k_fill(float *x, float v, size_t n) { GRID_STRIDE(i, n) x[i] = v; }
+void cuda_fill(float *x, float v, size_t n) {
+    if (!n) return;
+    k_fill<<<blocks_for(n), THREADS, 0, stream()>>>(x, v, n);
+    CHECK_LAUNCH("fill");
+}
+
+void cuda_copy_bytes(void *dst, const void *src, size_t bytes) {
+    if (bytes) CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream()));
+}
+
+void cuda_zero_bytes(void *x, size_t bytes) {
+    if (bytes) CHECK_CUDA(cudaMemsetAsync(x, 0, bytes, stream()));
+}
+
+__global__ void k_scale(float *x, float a, size_t n) { GRID_STRIDE(i, n) x[i] *= a; }
+void cuda_scale(float *x, float a, size_t n) {
+    if (!n) return;
+    k_scale<<<blocks_for(n), THREADS, 0, stream()>>>(x, a, n);
+    CHECK_LAUNCH("scale");
+}
+
+__global__ void k_axpy(float *y, float a, const float *x, size_t n) {
+    GRID_STRIDE(i, n) y[i] += a * x[i];
+}
+void cuda_axpy(float *y, float a, const float *x, size_t n) {
+    if (!n) return;
+    k_axpy<<<blocks_for(n), THREADS, 0, stream()>>>(y, a, x, n);
+    CHECK_LAUNCH("axpy");
+}
+
+// ----------------------------------------------------------------------------
+// mixed precision: dtype.h's conversions, so the GPU rounds as the CPU does
+
+__device__ static float load(const void *x, DType dt, size_t i) {
+    if (dt == DT_F32) return ((const float *)x)[i];
+    uint16_t h = ((const uint16_t *)x)[i];
+    return dt == DT_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
+
+__device__ static void store(void *x, DType dt, size_t i, float v) {
+    if (dt == DT_F32) ((float *)x)[i] = v;
+    else ((uint16_t *)x)[i] = dt == DT_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
+}
+
+__global__ void k_finite(const void *x, DType dt, size_t n, int *bad) {
+    GRID_STRIDE(i, n) {
+        float v = load(x, dt, i);  // widening keeps inf and NaN
+        if (isinf(v) || isnan(v)) *bad = 1;
+    }
+}
+int cuda_all_finite_dt(const void *x, DType dt, size_t n) {
+    if (!n) return 1;
+    int bad = 0;
+    CHECK_CUDA(cudaMemsetAsync(s.flag, 0, sizeof(int), stream()));
+    k_finite<<<blocks_for(n), THREADS, 0, stream()>>>(x, dt, n, s.flag);
+    CHECK_LAUNCH("all_finite");
+    CHECK_CUDA(cudaMemcpyAsync(&bad, s.flag, sizeof(int), cudaMemcpyDeviceToHost, stream()));
+    CHECK_CUDA(cudaStreamSynchronize(stream()));
+    return !bad;
+}
+
+__global__ void k_cast(void *dst, DType to, const void *src, DType from, size_t n) {
+    GRID_STRIDE(i, n) store(dst, to, i, load(src, from, i));
+}
+void cuda_cast_to_f32(float *dst, const void *src, DType dt, size_t n) {
+    if (!n) return;
+    k_cast<<<blocks_for(n), THREADS, 0, stream()>>>(dst, DT_F32, src, dt, n);
+    CHECK_LAUNCH("cast_to_f32");
+}
+void cuda_cast_from_f32(void *dst, const float *src, DType dt, size_t n) {
+    if (!n) return;
+    k_cast<<<blocks_for(n), THREADS, 0, stream()>>>(dst, dt, src, DT_F32, n);
+    CHECK_LAUNCH("cast_from_f32");
+}
+
+__global__ void k_round_to(float *x, DType dt, size_t n) {
+    GRID_STRIDE(i, n) x[i] = dt == DT_BF16 ? bf16_to_f32(f32_to_bf16(x[i]))
+                                           : f16_to_f32(f32_to_f16(x[i]));
+}
+void cuda_round_to(float *x, DType dt, size_t n) {
+    if (!n || dt == DT_F32) return;
+    k_round_to<<<blocks_for(n), THREADS, 0, stream()>>>(x, dt, n);
+    CHECK_LAUNCH("round_to");
+}
+
+__global__ void k_add_to(void *y, const void *x, DType dt, size_t n) {
+    GRID_STRIDE(i, n) store(y, dt, i, load(y, dt, i) + load(x, dt, i));
+}
+void cuda_add_to(void *y, const void *x, DType dt, size_t n) {
+    if (!n) return;
+    k_add_to<<<blocks_for(n), THREADS, 0, stream()>>>(y, x, dt, n);
+    CHECK_LAUNCH("add_to");
+}
+
+// ----------------------------------------------------------------------------
+// initialization: rng.h's counter-based numbers, the CPU's exact values
+
+__global__ void k_init_uniform(float *dst, size_t n, float bound, uint64_t seed,
+                               uint64_t strm, uint64_t first) {
+    GRID_STRIDE(i, n) dst[i] = (2.0f * rng_uniform_at(seed, strm, first + i) - 1.0f) * bound;
+}
+void cuda_init_uniform(float *dst, size_t n, float bound, uint64_t seed, uint64_t strm,
+                       uint64_t first) {
+    if (!n) return;
+    k_init_uniform<<<blocks_for(n), THREADS, 0, stream()>>>(dst, n, bound, seed, strm, first);
+    CHECK_LAUNCH("init_uniform");
+}

@@ -1,0 +1,79 @@
+#!/bin/sh
+# test_gpu: every stage with --device cuda follows the same stage on the CPU,
+# step by step. Runs where the build has CUDA and a GPU can be opened; anywhere
+# else it says so and passes (the CPU suites grade the stages there).
+#   fp32 stages: every step's loss within 1e-5 relative of the CPU run. The two
+#     devices add in different orders (cuBLAS, the reductions); on the CPU,
+#     rank counts that add in different orders agree within 1e-8 after 30 steps.
+#   lc5 in bf16 and fp16: within 2e-3 and 1e-3, lc5's own grading tolerances.
+# Several ranks share one GPU through --comm mpi (staged through host memory);
+# --comm nccl runs at one rank per GPU.
+# usage: tests/test_gpu.sh [BUILD_DIR]
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+B=$BUILD/bin
+out=$(mktemp -d) || exit 2
+trap 'rm -rf "$out"' EXIT
+
+probe=$("$B/lc0_adam" --device cuda --steps 1 --log-every 0 --sample 0 2>&1 >/dev/null)
+rc=$?
+if [ $rc -ne 0 ]; then
+  case $probe in
+    *"no usable GPU"*|*"no CUDA support"*) echo "test_gpu: SKIPPED, no stage ran on a GPU: $probe"; exit 0 ;;
+    *) echo "test_gpu: FAILED: lc0_adam --device cuda exited $rc: $probe"; exit 1 ;;
+  esac
+fi
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') || gpus=1
+ARGS="--steps 30 --hidden 64 --layers 2 --batch 96 --log-every 0 --sample 0"
+fails=0 checks=0
+
+# same NAME TOL LOG_A LOG_B: every step's loss within TOL relative.
+same() {
+  checks=$((checks + 1))
+  worst=$(paste "$3" "$4" | awk 'NF != 4 || $1 != $3 { print "mismatch"; exit }
+    { d = $2 - $4; if (d < 0) d = -d; r = d / ($4 < 0 ? -$4 : $4); if (r > w) w = r }
+    END { if (NR == 0) print "empty"; else printf "%.3g\n", w }')
+  ok=$(echo "$worst $2" | awk '{ print ($1 ~ /^[0-9.e+-]+$/ && $1 <= $2) ? 1 : 0 }')
+  if [ "$ok" = 1 ]; then echo "ok   $1: worst relative loss gap $worst (allowed $2)"
+  else echo "FAIL $1: worst relative loss gap $worst (allowed $2)"; fails=$((fails + 1)); fi
+}
+
+# run NAME N STAGE ARGS...: the loss log of one run, or a failure.
+run() {
+  name=$1 n=$2 stage=$3; shift 3
+  # shellcheck disable=SC2086
+  if ! tools/launch "$n" "$B/$stage" $ARGS --loss-log "$out/$name" "$@" >"$out/$name.out" 2>&1; then
+    echo "FAIL $name: $stage exited non-zero"; tail -3 "$out/$name.out"; fails=$((fails + 1))
+    : >"$out/$name"
+  fi
+}
+
+run lc0.cpu 1 lc0_adam
+run lc0.gpu 1 lc0_adam --device cuda
+same "lc0_adam gpu" 1e-5 "$out/lc0.gpu" "$out/lc0.cpu"
+for s in lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3; do
+  run "$s.cpu" 2 "$s"
+  run "$s.gpu" 2 "$s" --device cuda --comm mpi
+  same "$s gpu N=2 mpi" 1e-5 "$out/$s.gpu" "$out/$s.cpu"
+  run "$s.cpu1" 1 "$s"
+  run "$s.nccl1" 1 "$s" --device cuda --comm nccl
+  same "$s gpu N=1 nccl" 1e-5 "$out/$s.nccl1" "$out/$s.cpu1"
+  if [ "$gpus" -ge 2 ]; then
+    run "$s.nccl" 2 "$s" --device cuda --comm nccl
+    same "$s gpu N=2 nccl" 1e-5 "$out/$s.nccl" "$out/$s.cpu"
+  fi
+done
+for dt in fp32:1e-5 bf16:2e-3 fp16:1e-3; do
+  d=${dt%%:*} tol=${dt#*:}
+  run "lc5.$d.cpu" 2 lc5_mixed_precision --dtype "$d"
+  run "lc5.$d.gpu" 2 lc5_mixed_precision --dtype "$d" --device cuda --comm mpi
+  same "lc5_mixed_precision $d gpu N=2 mpi" "$tol" "$out/lc5.$d.gpu" "$out/lc5.$d.cpu"
+done
+run lc5.nccl1 1 lc5_mixed_precision --dtype bf16 --device cuda --comm nccl
+run lc5.cpu1 1 lc5_mixed_precision --dtype bf16
+same "lc5_mixed_precision bf16 gpu N=1 nccl" 2e-3 "$out/lc5.nccl1" "$out/lc5.cpu1"
+[ "$gpus" -ge 2 ] || echo "note: one GPU, so NCCL ran at one rank only"
+
+echo "test_gpu: $checks checks, $fails failed"
+[ "$fails" -eq 0 ]

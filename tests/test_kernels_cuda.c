@@ -1,0 +1,306 @@
+// test_kernels_cuda: every GPU kernel against the CPU kernel of the same name,
+// on random inputs of awkward sizes (1, 7, 1000, 65537, and one past the grid's
+// 4096-block limit). Built only with CUDA; where no GPU can be opened the suite
+// says so, runs nothing and passes.
+//
+// Bounds: elementwise kernels, casts, bias, ReLU, one-hot, Adam and the init
+// must be bit-identical (no FMA on the GPU, IEEE division and sqrt, the same
+// conversion code). Matrix products differ in summation order: at most twice
+// the fp32 bound (K+2) u sum|a b|. Double-precision reductions (loss, sum of
+// squares) differ in order only: 1e-12 relative. Gradients of the loss take a
+// double exp that may differ in its last bit: 2 fp32 ulps.
+#include "check_mpi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/gpu.h"
+#include "../common/kernels.h"
+#include "../common/kernels_cuda.h"
+#include "../common/mem.h"
+#include "../common/rng.h"
+
+static Rng rng;
+static const size_t sizes[] = { 1, 7, 1000, 65537, 4096 * 256 + 3 };
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+// The kernels dispatch on rt.device: the test flips it around each call.
+#define ON_CPU(stmt) do { rt.device = DEV_CPU; stmt; } while (0)
+#define ON_GPU(stmt) do { rt.device = DEV_CUDA; stmt; rt.device = DEV_CPU; } while (0)
+
+static float *host_rand(size_t n, float lo, float hi) {
+    float *x = mem_alloc_host(MEM_DATA, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * rng_uniform(&rng);
+    return x;
+}
+
+static void *to_gpu(const void *h, size_t bytes) {
+    void *d;
+    ON_GPU(d = mem_alloc_gpu(MEM_ACTIVATIONS, bytes); mem_copy(d, h, bytes));
+    return d;
+}
+
+static void *from_gpu(const void *d, size_t bytes) {
+    void *h = mem_alloc_host(MEM_DATA, bytes);
+    ON_GPU(mem_copy(h, d, bytes));
+    return h;
+}
+
+static void free_all(void **p, int n) { for (int i = 0; i < n; i++) mem_free(p[i]); }
+
+static void assert_same_bits(const void *a, const void *b, size_t bytes, const char *what, size_t n) {
+    ck_assert_msg(memcmp(a, b, bytes) == 0, "%s (n=%zu): GPU and CPU differ", what, n);
+}
+
+// ----------------------------------------------------------------------------
+// linear layers
+
+static void check_matmul(int M, int N, int K, int ta, int tb, float beta) {
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    float *A = host_rand(na, -1, 1), *B = host_rand(nb, -1, 1), *C = host_rand(nc, -1, 1);
+    float *dA = to_gpu(A, na * 4), *dB = to_gpu(B, nb * 4), *dC = to_gpu(C, nc * 4);
+    float *C0 = mem_alloc_host(MEM_DATA, nc * 4);
+    memcpy(C0, C, nc * 4);
+    ON_CPU(matmul(C, A, B, M, N, K, ta, tb, beta));
+    ON_GPU(matmul(dC, dA, dB, M, N, K, ta, tb, beta));
+    float *G = from_gpu(dC, nc * 4);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double mag = fabs(beta * (double)C0[(size_t)i * N + j]);
+            for (int k = 0; k < K; k++)
+                mag += fabs((double)(ta ? A[(size_t)k * M + i] : A[(size_t)i * K + k]) *
+                            (tb ? B[(size_t)j * K + k] : B[(size_t)k * N + j]));
+            double bound = 2 * (K + 2) * 6e-8 * mag + 1e-30;
+            size_t at = (size_t)i * N + j;
+            ck_assert_msg(fabs((double)G[at] - C[at]) <= bound,
+                          "matmul %dx%dx%d ta=%d tb=%d: [%d,%d] gpu %.9g cpu %.9g", M, N, K, ta,
+                          tb, i, j, G[at], C[at]);
+        }
+    void *all[] = { A, B, C, C0, G, dA, dB, dC };
+    free_all(all, 8);
+}
+
+START_TEST(test_matmul) {
+    int shapes[][3] = { { 1, 1, 1 }, { 7, 13, 5 }, { 33, 65, 129 }, { 384, 27, 256 } };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (int b = 0; b < 2; b++)
+                check_matmul(shapes[s][0], shapes[s][1], shapes[s][2], t & 1, t >> 1, (float)b);
+}
+END_TEST
+
+START_TEST(test_bias_relu_one_hot) {
+    int shapes[][2] = { { 1, 1 }, { 7, 27 }, { 384, 256 }, { 3, 70001 } };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        size_t n = (size_t)rows * cols;
+        float *Y = host_rand(n, -1, 1), *b = host_rand((size_t)cols, -1, 1);
+        float *dY = host_rand(n, -1, 1), *db = host_rand((size_t)cols, -1, 1);
+        float *gY = to_gpu(Y, n * 4), *gb = to_gpu(b, (size_t)cols * 4);
+        float *gdY = to_gpu(dY, n * 4), *gdb = to_gpu(db, (size_t)cols * 4);
+        ON_CPU(bias_add(Y, b, rows, cols); bias_grad(db, dY, rows, cols));
+        ON_GPU(bias_add(gY, gb, rows, cols); bias_grad(gdb, gdY, rows, cols));
+        float *hY = from_gpu(gY, n * 4), *hdb = from_gpu(gdb, (size_t)cols * 4);
+        assert_same_bits(hY, Y, n * 4, "bias_add", n);
+        assert_same_bits(hdb, db, (size_t)cols * 4, "bias_grad", n);
+        // relu on the biased values, backward through them
+        ON_CPU(relu_forward(Y, Y, n); relu_backward(dY, dY, Y, n));
+        ON_GPU(relu_forward(gY, gY, n); relu_backward(gdY, gdY, gY, n));
+        float *rY = from_gpu(gY, n * 4), *rdY = from_gpu(gdY, n * 4);
+        assert_same_bits(rY, Y, n * 4, "relu_forward", n);
+        assert_same_bits(rdY, dY, n * 4, "relu_backward", n);
+        void *all[] = { Y, b, dY, db, gY, gb, gdY, gdb, hY, hdb, rY, rdY };
+        free_all(all, 12);
+    }
+    int T = 5, V = 27, rows = 1001;
+    uint8_t *ctx = mem_alloc_host(MEM_DATA, (size_t)rows * T);
+    for (int i = 0; i < rows * T; i++) ctx[i] = (uint8_t)rng_below(&rng, (uint64_t)V);
+    size_t n = (size_t)rows * T * V;
+    float *X = mem_alloc_host(MEM_DATA, n * 4), *gX;
+    ON_GPU(gX = mem_alloc_gpu(MEM_ACTIVATIONS, n * 4));
+    ON_CPU(one_hot(X, ctx, rows, T, V));
+    ON_GPU(one_hot(gX, ctx, rows, T, V));  // ctx stays on the host
+    float *hX = from_gpu(gX, n * 4);
+    assert_same_bits(hX, X, n * 4, "one_hot", n);
+    void *all[] = { ctx, X, gX, hX };
+    free_all(all, 4);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// loss
+
+START_TEST(test_softmax_xent) {
+    int shapes[][2] = { { 1, 27 }, { 7, 3 }, { 384, 27 }, { 1000, 1000 } };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int rows = shapes[s][0], classes = shapes[s][1];
+        size_t n = (size_t)rows * classes;
+        float *z = host_rand(n, -8, 8), *d = mem_alloc_host(MEM_DATA, n * 4);
+        int *t = mem_alloc_host(MEM_DATA, (size_t)rows * sizeof(int));
+        for (int r = 0; r < rows; r++) t[r] = (int)rng_below(&rng, (uint64_t)classes);
+        float *gz = to_gpu(z, n * 4), *gd;
+        ON_GPU(gd = mem_alloc_gpu(MEM_ACTIVATIONS, n * 4));
+        double lc, lg;
+        ON_CPU(lc = softmax_xent(z, t, d, rows, classes, 1.0f / 384));
+        ON_GPU(lg = softmax_xent(gz, t, gd, rows, classes, 1.0f / 384));
+        ck_assert_msg(fabs(lg - lc) <= 1e-12 * fabs(lc), "loss %d x %d: gpu %.17g cpu %.17g", rows,
+                      classes, lg, lc);
+        float *hd = from_gpu(gd, n * 4);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(fabsf(hd[i] - d[i]) <= 2.4e-7f * fabsf(d[i]) + 1e-38f,
+                          "dlogits[%zu]: gpu %.9g cpu %.9g", i, hd[i], d[i]);
+        // softmax_row reads a GPU row
+        float pc[1000], pg[1000];
+        ON_CPU(softmax_row(pc, z, classes));
+        ON_GPU(softmax_row(pg, gz, classes));
+        assert_same_bits(pg, pc, (size_t)classes * 4, "softmax_row", (size_t)classes);
+        void *all[] = { z, d, t, gz, gd, hd };
+        free_all(all, 6);
+    }
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// optimizer and reductions
+
+START_TEST(test_adam_and_norms) {
+    AdamHyper h = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f };
+    for (size_t k = 0; k < NSIZES; k++) {
+        size_t n = sizes[k], b = n * 4;
+        float *p = host_rand(n, -1, 1), *g = host_rand(n, -1, 1);
+        float *m = host_rand(n, -0.1f, 0.1f), *v = host_rand(n, 0, 0.01f);
+        float *gp = to_gpu(p, b), *gg = to_gpu(g, b), *gm = to_gpu(m, b), *gv = to_gpu(v, b);
+        for (long step = 1; step <= 3; step++) {
+            ON_CPU(adam_update(p, g, m, v, n, &h, step));
+            ON_GPU(adam_update(gp, gg, gm, gv, n, &h, step));
+        }
+        float *hp = from_gpu(gp, b), *hm = from_gpu(gm, b), *hv = from_gpu(gv, b);
+        assert_same_bits(hp, p, b, "adam p", n);
+        assert_same_bits(hm, m, b, "adam m", n);
+        assert_same_bits(hv, v, b, "adam v", n);
+        double sc, sg;
+        ON_CPU(sc = sum_squares(g, n));
+        ON_GPU(sg = sum_squares(gg, n));
+        ck_assert_msg(fabs(sg - sc) <= 1e-12 * sc, "sum_squares n=%zu: gpu %.17g cpu %.17g", n, sg, sc);
+        void *all[] = { p, g, m, v, gp, gg, gm, gv, hp, hm, hv };
+        free_all(all, 11);
+    }
+}
+END_TEST
+
+START_TEST(test_elementwise) {
+    for (size_t k = 0; k < NSIZES; k++) {
+        size_t n = sizes[k], b = n * 4;
+        float *x = host_rand(n, -2, 2), *y = host_rand(n, -2, 2), *z = mem_alloc_host(MEM_DATA, b);
+        float *gx = to_gpu(x, b), *gy = to_gpu(y, b), *gz;
+        ON_GPU(gz = mem_alloc_gpu(MEM_ACTIVATIONS, b));
+        ON_CPU(axpy(y, 0.37f, x, n); scale(x, -1.7f, n); copy(z, y, n));
+        ON_GPU(axpy(gy, 0.37f, gx, n); scale(gx, -1.7f, n); copy(gz, gy, n));
+        float *hx = from_gpu(gx, b), *hz = from_gpu(gz, b);
+        assert_same_bits(hx, x, b, "axpy, scale", n);
+        assert_same_bits(hz, z, b, "copy", n);
+        ON_CPU(init_uniform(x, n, 0.125f, 1337, RNG_STREAM_INIT + 2, 12345));
+        ON_GPU(init_uniform(gx, n, 0.125f, 1337, RNG_STREAM_INIT + 2, 12345));
+        float *ix = from_gpu(gx, b);
+        assert_same_bits(ix, x, b, "init_uniform", n);
+        // fill, then one bad element anywhere is seen
+        int fin;
+        ON_GPU(fill(gx, 3.0f, n); fin = all_finite(gx, n));
+        ck_assert_int_eq(fin, 1);
+        float bad[2] = { INFINITY, NAN };
+        for (int j = 0; j < 2; j++) {
+            size_t at = rng_below(&rng, n);
+            ON_GPU(mem_copy(gx + at, &bad[j], 4); fin = all_finite(gx, n));
+            ck_assert_msg(fin == 0, "all_finite missed %g at %zu of %zu", bad[j], at, n);
+            ON_GPU(fill(gx, 3.0f, n));
+        }
+        void *all[] = { x, y, z, gx, gy, gz, hx, hz, ix };
+        free_all(all, 9);
+    }
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// mixed precision
+
+START_TEST(test_mixed_precision) {
+    DType types[] = { DT_F32, DT_BF16, DT_F16 };
+    for (size_t k = 0; k < NSIZES; k++)
+        for (int t = 0; t < 3; t++) {
+            DType dt = types[t];
+            size_t n = sizes[k], b4 = n * 4, bd = n * dtype_size(dt);
+            // fp32 values of every magnitude a 16-bit type meets, and some raw bit patterns
+            float *x = mem_alloc_host(MEM_DATA, b4);
+            for (size_t i = 0; i < n; i++) {
+                uint64_t r = rng_next(&rng);
+                x[i] = i % 4 == 3 ? float_of((uint32_t)r)
+                                  : ldexpf(2.0f * rng_uniform(&rng) - 1.0f, (int)(r % 48) - 30);
+            }
+            void *h = mem_alloc_host(MEM_DATA, bd), *h2 = mem_alloc_host(MEM_DATA, bd);
+            float *w = mem_alloc_host(MEM_DATA, b4);
+            float *gx = to_gpu(x, b4), *gw;
+            void *gh;
+            ON_GPU(gh = mem_alloc_gpu(MEM_ACTIVATIONS, bd); gw = mem_alloc_gpu(MEM_ACTIVATIONS, b4));
+            ON_CPU(cast_from_f32(h, x, dt, n); cast_to_f32(w, h, dt, n));
+            ON_GPU(cast_from_f32(gh, gx, dt, n); cast_to_f32(gw, gh, dt, n));
+            void *hh = from_gpu(gh, bd), *hw = from_gpu(gw, b4);
+            assert_same_bits(hh, h, bd, dtype_name(dt), n);
+            assert_same_bits(hw, w, b4, "cast_to_f32", n);
+            // round_to, add_to (y += y), copy_dt, finite checks, zero_dt
+            ON_CPU(round_to(x, dt, n); copy_dt(h2, h, dt, n); add_to(h2, h, dt, n));
+            void *gh2;
+            ON_GPU(gh2 = mem_alloc_gpu(MEM_ACTIVATIONS, bd); round_to(gx, dt, n);
+                   copy_dt(gh2, gh, dt, n); add_to(gh2, gh, dt, n));
+            float *rx = from_gpu(gx, b4);
+            void *ah = from_gpu(gh2, bd);
+            assert_same_bits(rx, x, b4, "round_to", n);
+            assert_same_bits(ah, h2, bd, "copy_dt + add_to", n);
+            int fc, fg;
+            ON_CPU(fc = all_finite_dt(h2, dt, n));
+            ON_GPU(fg = all_finite_dt(gh2, dt, n));
+            ck_assert_int_eq(fg, fc);
+            ON_CPU(zero_dt(h2, dt, n); fc = all_finite_dt(h2, dt, n));
+            ON_GPU(zero_dt(gh2, dt, n); fg = all_finite_dt(gh2, dt, n));
+            void *zh = from_gpu(gh2, bd);
+            assert_same_bits(zh, h2, bd, "zero_dt", n);
+            ck_assert_int_eq(fg, 1);
+            ck_assert_int_eq(fc, 1);
+            void *all[] = { x, h, h2, w, gx, gw, gh, hh, hw, gh2, rx, ah, zh };
+            free_all(all, 13);
+        }
+}
+END_TEST
+
+static Suite *suite(void) {
+    rng = rng_stream(4242, 0);
+    Suite *s = suite_create("kernels_cuda");
+    TCase *tc = tcase_create("gpu vs cpu");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_matmul);
+    tcase_add_test(tc, test_bias_relu_one_hot);
+    tcase_add_test(tc, test_softmax_xent);
+    tcase_add_test(tc, test_adam_and_norms);
+    tcase_add_test(tc, test_elementwise);
+    tcase_add_test(tc, test_mixed_precision);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv) {
+    rt_init(&argc, &argv, "test_kernels_cuda");
+    const char *why = gpu_open(rt.local_rank);
+    if (why) {
+        printf("test_kernels_cuda: SKIPPED, 6 GPU-vs-CPU tests not run: %s\n", why);
+        rt_finalize();
+        return EXIT_SUCCESS;
+    }
+    rt.device = DEV_CUDA;
+    cuda_kernels_init();
+    rt.device = DEV_CPU;
+    printf("test_kernels_cuda: on %s\n", gpu_describe());
+    int failed = run_suite(suite());
+    rt.device = DEV_CUDA;  // so rt_finalize releases the GPU
+    rt_finalize();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
