@@ -520,6 +520,7 @@ void train(Trainer *t) {
     for (long s = 0; s < steps; s++) {
         double t0 = now_s();
         t->loss = train_step(t, s);
+        kernels_wait();  // on a GPU the step ends when its queued kernels have run
         double ms = 1e3 * (now_s() - t0);
         steptime_record(ms);
         window_steps++;
