@@ -35,6 +35,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
 NCCL_HOME ?= $(CUDA_HOME)
+comma     := ,
 ifeq ($(CUDA),1)
 ifeq ($(NVCC),)
 $(error CUDA=1 but nvcc is not on PATH (set NVCC=/path/to/nvcc))
@@ -48,7 +49,6 @@ LDLIBS    += $(addprefix -L,$(CUDA_LIBDIRS)) $(addprefix -Wl$(comma)-rpath$(comm
 NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCH) --fmad=false -Xcompiler -Wall,-Wextra -DZC_CUDA \
              -I$(NCCL_HOME)/include
 endif
-comma := ,
 STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
 STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
 UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare

@@ -226,32 +226,19 @@ const char *ckpt_open(Ckpt *c, const char *path) {
     return err;
 }
 
-// fread and fwrite of floats that may be in GPU memory: those go through a
-// host buffer, a chunk at a time. Return the count moved.
+// fread or fwrite of count floats at buf, which may be GPU memory: that goes
+// through a host buffer, a chunk at a time. Returns the count moved.
 #define CHUNK ((size_t)1 << 20)
 
-static size_t read_floats(float *dst, size_t count, FILE *f) {
-    if (!mem_is_gpu(dst)) return fread(dst, 4, count, f);
+static size_t move_floats(float *buf, size_t count, FILE *f, int writing) {
+    if (!mem_is_gpu(buf)) return writing ? fwrite(buf, 4, count, f) : fread(buf, 4, count, f);
     float *tmp = mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * 4);
     size_t done = 0;
     while (done < count) {
         size_t n = count - done < CHUNK ? count - done : CHUNK;
-        if (fread(tmp, 4, n, f) != n) break;
-        mem_copy(dst + done, tmp, n * 4);
-        done += n;
-    }
-    mem_free(tmp);
-    return done;
-}
-
-static size_t write_floats(const float *src, size_t count, FILE *f) {
-    if (!mem_is_gpu(src)) return fwrite(src, 4, count, f);
-    float *tmp = mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * 4);
-    size_t done = 0;
-    while (done < count) {
-        size_t n = count - done < CHUNK ? count - done : CHUNK;
-        mem_copy(tmp, src + done, n * 4);
-        if (fwrite(tmp, 4, n, f) != n) break;
+        if (writing) mem_copy(tmp, buf + done, n * 4);
+        if ((writing ? fwrite(tmp, 4, n, f) : fread(tmp, 4, n, f)) != n) break;
+        if (!writing) mem_copy(buf + done, tmp, n * 4);
         done += n;
     }
     mem_free(tmp);
@@ -278,7 +265,7 @@ const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
     if (first > numel(t) || count > numel(t) - first)
         REFUSE("%s: read past the end of tensor '%s'", c->path, name);
     if (fseek(c->f, (long)(c->data_start + t->begin + first * 4), SEEK_SET) != 0 ||
-        read_floats(dst, count, c->f) != count)
+        move_floats(dst, count, c->f, 0) != count)
         REFUSE("%s: cannot read tensor '%s'", c->path, name);
     return NULL;
 }
@@ -339,7 +326,7 @@ const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor
 const char *ckpt_append(CkptWriter *w, const float *data, size_t count) {
     if (!w->f) REFUSE("%s: not open for writing", w->path);
     if ((uint64_t)count * 4 > w->left) REFUSE("%s: more data than the header declares", w->path);
-    if (write_floats(data, count, w->f) != count) REFUSE("cannot write model file '%s': %s", w->path, strerror(errno));
+    if (move_floats((float *)data, count, w->f, 1) != count) REFUSE("cannot write model file '%s': %s", w->path, strerror(errno));
     w->left -= (uint64_t)count * 4;
     return NULL;
 }

@@ -55,7 +55,7 @@ const char *coll_name(CollKind k) {
 
 // The size of the whole buffer a collective is about (the vector of an
 // all-reduce, all N slices of a reduce-scatter, all-gather or scatter).
-static uint64_t payload_bytes(const CommOp *o) {
+uint64_t comm_payload_bytes(const CommOp *o) {
     uint64_t esz = dtype_size(o->dt), n = (uint64_t)rt.world;
     switch (o->kind) {
     case COLL_ALL_REDUCE:
@@ -71,7 +71,7 @@ static uint64_t payload_bytes(const CommOp *o) {
 // Called with the lock held, when the collective is done. sent: the bytes the
 // backend sent, or COMM_SENT_MODEL to count the ring model's.
 static void account(CommCount *c, const CommOp *o, uint64_t sent) {
-    uint64_t n = (uint64_t)rt.world, payload = payload_bytes(o), model = 0;
+    uint64_t n = (uint64_t)rt.world, payload = comm_payload_bytes(o), model = 0;
     switch (o->kind) {
     case COLL_ALL_REDUCE: model = 2 * (n - 1) * payload; break;
     case COLL_SCATTER: model = (n - 1) * payload / n; break;
@@ -105,7 +105,7 @@ static void *comm_thread(void *arg) {
         uint64_t sent = run(s);
         s->t_end = now_s();
         trace_collective(coll_name(s->op.kind), s->t_launch, s->t_start, s->t_end,
-                         (double)payload_bytes(&s->op));
+                         (double)comm_payload_bytes(&s->op));
         pthread_mutex_lock(&q.lock);
         account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, sent);
         q.finished++;

@@ -129,6 +129,9 @@ uint64_t comm_run_staged(const CommBackend *b, const CommOp *op, void *ready);
 void comm_staging_free(void);
 #endif
 
+// The size of the whole buffer a collective is about: the vector of an
+// all-reduce, broadcast or reduce, all N slices of the others (0 for a barrier).
+uint64_t comm_payload_bytes(const CommOp *o);
 // acc = acc op x, elementwise; 16-bit types are combined in fp32 and rounded once.
 void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op);
 

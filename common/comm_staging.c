@@ -12,23 +12,16 @@
 typedef struct { char *buf; size_t cap; } Stage;
 static Stage host_stage, gpu_stage;
 
+// What this rank reads and writes: the payload, except the one slice an
+// all-gather sends and a reduce-scatter or scatter receives.
 static size_t send_bytes(const CommOp *o) {
-    size_t esz = dtype_size(o->dt), n = (size_t)rt.world;
-    switch (o->kind) {
-    case COLL_REDUCE_SCATTER:
-    case COLL_SCATTER: return n * o->count * esz;
-    case COLL_BARRIER: return 0;
-    default: return o->count * esz;
-    }
+    size_t p = comm_payload_bytes(o);
+    return o->kind == COLL_ALL_GATHER ? p / (size_t)rt.world : p;
 }
 
 static size_t recv_bytes(const CommOp *o) {
-    size_t esz = dtype_size(o->dt), n = (size_t)rt.world;
-    switch (o->kind) {
-    case COLL_ALL_GATHER: return n * o->count * esz;
-    case COLL_BARRIER: return 0;
-    default: return o->count * esz;
-    }
+    size_t p = comm_payload_bytes(o);
+    return o->kind == COLL_REDUCE_SCATTER || o->kind == COLL_SCATTER ? p / (size_t)rt.world : p;
 }
 
 static char *stage(int gpu, size_t bytes) {

@@ -54,12 +54,15 @@ static void *grow(void *p, size_t *have, size_t n, size_t esz) {
     return mem_alloc_gpu(MEM_DATA, n * esz);
 }
 
+// Room for n partials on the GPU and their host copy, grown together.
 static double *part_buffers(size_t n) {
     if (n > s.part_n) {
+        mem_free(s.part);
         mem_free(s.host_part);
+        s.part = (double *)mem_alloc_gpu(MEM_DATA, n * sizeof(double));
         s.host_part = (double *)mem_alloc_pinned(MEM_DATA, n * sizeof(double));
+        s.part_n = n;
     }
-    s.part = (double *)grow(s.part, &s.part_n, n, sizeof(double));
     return s.part;
 }
 

@@ -85,25 +85,35 @@ static Place place_for(MemCat cat) {
     return rt.device == DEV_CUDA && cat != MEM_DATA ? PLACE_GPU : PLACE_HOST;
 }
 
+// The block itself, from the allocator of its place. Pinned memory needs a CUDA
+// run; elsewhere it is plain host memory, and *place says so.
+static void *raw_alloc(Place *place, size_t bytes, int zero) {
+#ifdef ZC_CUDA
+    if (*place == PLACE_GPU) return gpu_alloc(bytes, zero);
+    if (*place == PLACE_PINNED && rt.device == DEV_CUDA) return gpu_alloc_pinned(bytes);
+#endif
+    *place = PLACE_HOST;
+    void *p = aligned_alloc(64, bytes);
+    if (p && zero) memset(p, 0, bytes);
+    return p;
+}
+
+static void raw_free(void *p, Place place) {
+#ifdef ZC_CUDA
+    if (place == PLACE_GPU) { gpu_free(p); return; }
+    if (place == PLACE_PINNED) { gpu_free_pinned(p); return; }
+#endif
+    (void)place;
+    free(p);
+}
+
 static void *allocate(MemCat cat, size_t bytes, int zero, Place place) {
     if ((unsigned)cat >= MEM_NCAT) fatal("mem_alloc: bad category %d", (int)cat);
     size_t rounded = (bytes + 63) & ~(size_t)63;
     if (rounded < bytes) fatal("mem_alloc: %zu bytes overflows", bytes);
-    if (!rounded) rounded = 64;
-    void *p = NULL;
-#ifdef ZC_CUDA
-    if (place == PLACE_GPU) p = gpu_alloc(rounded, zero);
-    else if (place == PLACE_PINNED && rt.device == DEV_CUDA) p = gpu_alloc_pinned(rounded);
-    else
-#endif
-    {
-        place = PLACE_HOST;
-        p = aligned_alloc(64, rounded);
-        if (p && zero) memset(p, 0, rounded);
-    }
+    void *p = raw_alloc(&place, rounded ? rounded : 64, zero);
     if (!p) fatal("mem_alloc: out of %s memory allocating %zu bytes for %s",
                   place == PLACE_GPU ? "GPU" : "host", bytes, cat_names[cat]);
-    if (zero && place == PLACE_PINNED) memset(p, 0, rounded);
     pthread_mutex_lock(&lock);
     table_add(p, bytes, cat, place);
     count(cat, place, bytes, +1);
@@ -133,11 +143,7 @@ void mem_free(void *p) {
         capblocks = 0;
     }
     pthread_mutex_unlock(&lock);
-#ifdef ZC_CUDA
-    if (place == PLACE_GPU) { gpu_free(p); return; }
-    if (place == PLACE_PINNED) { gpu_free_pinned(p); return; }
-#endif
-    free(p);
+    raw_free(p, place);
 }
 
 void mem_copy(void *dst, const void *src, size_t bytes) {

@@ -100,4 +100,16 @@ static void grade_follows_lc0(const RefRun *runs, int nruns, const char *extra, 
     }
 }
 
+// The same over the hand-written ring and naive backends (after `extra`): other
+// sums in another order, the same tolerances.
+static void grade_follows_lc0_hand_written(const RefRun *runs, int nruns, const char *extra,
+                                           double loss_tol, double param_tol) {
+    const char *backends[] = { "ring", "naive" };
+    for (int b = 0; b < 2; b++) {
+        char opts[128];
+        snprintf(opts, sizeof opts, "%s%s--comm %s", extra, *extra ? " " : "", backends[b]);
+        grade_follows_lc0(runs, nruns, opts, loss_tol, param_tol);
+    }
+}
+
 #endif

@@ -34,10 +34,7 @@ START_TEST(test_follows_lc0_without_prefetch) {
 END_TEST
 
 START_TEST(test_follows_lc0_hand_written_collectives) {
-    // The same run over the ring and the naive backends: other sums in another
-    // order, the same tolerance.
-    grade_follows_lc0(runs, nruns, "--comm ring", LOSS_TOL, PARAM_TOL);
-    grade_follows_lc0(runs, nruns, "--comm naive", LOSS_TOL, PARAM_TOL);
+    grade_follows_lc0_hand_written(runs, nruns, "", LOSS_TOL, PARAM_TOL);
 }
 END_TEST
 

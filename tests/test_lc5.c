@@ -74,16 +74,12 @@ START_TEST(test_bf16_converges_with_fp32) {
 END_TEST
 
 START_TEST(test_follows_lc0_hand_written_collectives) {
-    // The same run over the ring and the naive backends: other sums in another
-    // order, the same tolerance.
-    grade_follows_lc0(runs, nruns, "--dtype fp32 --comm ring", LOSS_TOL, PARAM_TOL);
-    grade_follows_lc0(runs, nruns, "--dtype fp32 --comm naive", LOSS_TOL, PARAM_TOL);
+    grade_follows_lc0_hand_written(runs, nruns, "--dtype fp32", LOSS_TOL, PARAM_TOL);
 }
 END_TEST
 
 START_TEST(test_bf16_hand_written_collectives) {
-    grade_follows_lc0(runs, nruns, "--dtype bf16 --comm ring", LOSS_TOL_BF16, PARAM_TOL_BF16);
-    grade_follows_lc0(runs, nruns, "--dtype bf16 --comm naive", LOSS_TOL_BF16, PARAM_TOL_BF16);
+    grade_follows_lc0_hand_written(runs, nruns, "--dtype bf16", LOSS_TOL_BF16, PARAM_TOL_BF16);
 }
 END_TEST
 
