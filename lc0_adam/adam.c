@@ -33,7 +33,7 @@
 
 #define STAGE "lc0_adam"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log device"
+                "weight-decay clip seed log-every sample init save-model loss-log trace device"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
