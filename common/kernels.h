@@ -68,6 +68,13 @@ void cast_to_f32(float *dst, const void *src, DType dt, size_t n);
 void cast_from_f32(void *dst, const float *src, DType dt, size_t n);
 // x = x rounded to dt and back: what storing x in dt keeps.
 void round_to(float *x, DType dt, size_t n);
+// C = op(A) op(B) + beta C as matmul, with A and B of type dt and C in fp32:
+// exact products summed in fp32, a tensor core's arithmetic (cuBLAS GemmEx on
+// the GPU; on the CPU, panels widened to fp32 for CBLAS). fp32 is matmul.
+void matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
+               int ta, int tb, float beta);
+// dx = dy where y (type dt) > 0, else 0; dx may be dy.
+void relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n);
 // y += x, added in fp32 and rounded to dt.
 void add_to(void *y, const void *x, DType dt, size_t n);
 // dst = src, n elements of type dt.

@@ -210,6 +210,60 @@ void round_to(float *x, DType dt, size_t n) {
     else for (size_t i = 0; i < n; i++) x[i] = f16_to_f32(f32_to_f16(x[i]));
 }
 
+// Rows r0.. (nr of them) and columns c0.. (nc) of the row-major matrix X of type
+// dt (leading dimension ld), widened into dst as a packed [nr][nc] fp32 block.
+static void widen_block(float *dst, const void *X, DType dt, int ld, int r0, int nr, int c0,
+                        int nc) {
+    const char *x = X;
+    size_t esz = dtype_size(dt);
+    for (int r = 0; r < nr; r++)
+        cast_to_f32(dst + (size_t)r * nc, x + ((size_t)(r0 + r) * ld + c0) * esz, dt, (size_t)nc);
+}
+
+// Blocks of C (TILE x TILE) multiplied from widened panels of A and B, each
+// panel TILE rows or columns by the whole K, as a BLAS packs its panels: fp32
+// scratch grows with K, not with the matrices. Widening is exact, so CBLAS
+// computes the 16-bit products exactly and sums them in fp32.
+enum { TILE = 256 };
+
+void matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
+               int ta, int tb, float beta) {
+    check_float_type(dt, "matmul_dt");
+    if (dt == DT_F32) { matmul(C, A, B, M, N, K, ta, tb, beta); return; }
+    if (M < 0 || N < 0 || K < 0) fatal("matmul_dt: negative shape %dx%dx%d", M, N, K);
+    ON_GPU(cuda_matmul_dt(C, A, B, dt, M, N, K, ta, tb, beta));
+    if (M == 0 || N == 0) return;
+    int mb = M < TILE ? M : TILE, nb = N < TILE ? N : TILE, k1 = K > 0 ? K : 1;
+    float *a = mem_alloc_scratch(MEM_ACTIVATIONS, (size_t)mb * k1 * sizeof(float));
+    float *b = mem_alloc_scratch(MEM_ACTIVATIONS, (size_t)k1 * nb * sizeof(float));
+    for (int i0 = 0; i0 < M; i0 += mb) {
+        int ni = M - i0 < mb ? M - i0 : mb;
+        if (ta) widen_block(a, A, dt, M, 0, K, i0, ni);  // op(A)[i0.., :], packed as stored
+        else widen_block(a, A, dt, K, i0, ni, 0, K);
+        for (int j0 = 0; j0 < N; j0 += nb) {
+            int nj = N - j0 < nb ? N - j0 : nb;
+            if (nj < N || i0 == 0) {  // with one column block, B is widened once
+                if (tb) widen_block(b, B, dt, K, j0, nj, 0, K);  // op(B)[:, j0..]
+                else widen_block(b, B, dt, N, 0, K, j0, nj);
+            }
+            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                        tb ? CblasTrans : CblasNoTrans, ni, nj, K, 1.0f, a, ta ? ni : k1, b,
+                        tb ? k1 : nj, beta, C + (size_t)i0 * N + j0, N);
+        }
+    }
+    mem_free(a);
+    mem_free(b);
+}
+
+void relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n) {
+    check_float_type(dt, "relu_backward_dt");
+    if (dt == DT_F32) { relu_backward(dx, dy, y, n); return; }
+    ON_GPU(cuda_relu_backward_dt(dx, dy, y, dt, n));
+    const uint16_t *h = y;
+    if (dt == DT_BF16) for (size_t i = 0; i < n; i++) dx[i] = bf16_to_f32(h[i]) > 0.0f ? dy[i] : 0.0f;
+    else for (size_t i = 0; i < n; i++) dx[i] = f16_to_f32(h[i]) > 0.0f ? dy[i] : 0.0f;
+}
+
 void add_to(void *y, const void *x, DType dt, size_t n) {
     check_float_type(dt, "add_to");
     ON_GPU(cuda_add_to(y, x, dt, n));

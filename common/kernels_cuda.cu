@@ -1,5 +1,6 @@
 // kernels_cuda: the GPU kernels. Matrix products go to cuBLAS in full fp32 (no
-// TF32), so the GPU follows the CPU; the elementwise kernels are built with
+// TF32), or on tensor cores with 16-bit operands and fp32 sums (matmul_dt), so
+// the GPU follows the CPU; the elementwise kernels are built with
 // --fmad=false and use dtype.h's conversions, so they compute the CPU's exact
 // bits. Reductions that return a number (loss, sum of squares, finite check)
 // add per-row or per-block partials on the host, in a fixed order.
@@ -335,6 +336,33 @@ void cuda_round_to(float *x, DType dt, size_t n) {
     if (!n || dt == DT_F32) return;
     k_round_to<<<blocks_for(n), THREADS, 0, stream()>>>(x, dt, n);
     CHECK_LAUNCH("round_to");
+}
+
+// Tensor cores multiply the 16-bit operands exactly and sum in fp32
+// (CUBLAS_COMPUTE_32F). The handle's pedantic mode could keep them off, so this
+// call runs in the default mode; fp32 products keep the pedantic one.
+void cuda_matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
+                    int ta, int tb, float beta) {
+    if (M == 0 || N == 0) return;
+    const float one = 1.0f;
+    cudaDataType_t type = dt == DT_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    int lda = ta ? M : K, ldb = tb ? K : N;
+    CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+    CHECK_CUBLAS(cublasGemmEx(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              N, M, K, &one, B, type, ldb > 0 ? ldb : 1, A, type,
+                              lda > 0 ? lda : 1, &beta, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT));
+    CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));
+}
+
+__global__ void k_relu_backward_dt(float *dx, const float *dy, const void *y, DType dt,
+                                   size_t n) {
+    GRID_STRIDE(i, n) dx[i] = load(y, dt, i) > 0.0f ? dy[i] : 0.0f;
+}
+void cuda_relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n) {
+    if (!n) return;
+    k_relu_backward_dt<<<blocks_for(n), THREADS, 0, stream()>>>(dx, dy, y, dt, n);
+    CHECK_LAUNCH("relu_backward_dt");
 }
 
 __global__ void k_add_to(void *y, const void *x, DType dt, size_t n) {

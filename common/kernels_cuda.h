@@ -40,6 +40,9 @@ int cuda_all_finite_dt(const void *x, DType dt, size_t n);
 void cuda_cast_to_f32(float *dst, const void *src, DType dt, size_t n);
 void cuda_cast_from_f32(void *dst, const float *src, DType dt, size_t n);
 void cuda_round_to(float *x, DType dt, size_t n);
+void cuda_matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
+                    int ta, int tb, float beta);
+void cuda_relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n);
 void cuda_add_to(void *y, const void *x, DType dt, size_t n);
 void cuda_init_uniform(float *dst, size_t n, float bound, uint64_t seed, uint64_t stream,
                        uint64_t first);

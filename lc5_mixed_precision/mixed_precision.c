@@ -10,12 +10,13 @@
 // What this stage teaches: the params every forward and backward read, and the
 // gradients they write, need not be fp32. Here they are stored, gathered and
 // reduce-scattered in --dtype (2 bytes each): half the memory and half the
-// bytes on the wire. Compute reads a layer's 16-bit params into fp32, multiplies
-// with fp32 accumulation, and rounds each result to the 16-bit type (round to
-// nearest even), as tensor cores do. Adam cannot work in 16 bits (a step of
-// lr = 3e-3 on a weight of 1 is less than half of bf16's spacing there, 2^-7,
-// and rounds away), so each rank keeps fp32 master params, m and v for its
-// slices and rounds the master into the 16-bit params after each step.
+// bytes on the wire. So are the activations kept for backward. Each matrix
+// product reads 16-bit operands and sums in fp32 (matmul_dt: tensor cores on a
+// GPU), and each result is rounded to the 16-bit type, to nearest even.
+// Adam cannot work in 16 bits (a step of lr = 3e-3 on a weight of 1 is less
+// than half of bf16's spacing there, 2^-7, and rounds away), so each rank keeps
+// fp32 master params, m and v for its slices and rounds the master into the
+// 16-bit params after each step.
 // fp16 has 5 exponent bits: gradients below 6e-8 flush to zero. Loss scaling
 // multiplies the loss by S before backward, so gradients are S times larger
 // while they are 16-bit, and divides them by S in fp32 before Adam. Dynamic
@@ -77,8 +78,10 @@ typedef struct {
 
 typedef struct {
     int rows;                   // examples per micro-batch
-    float *act[MAX_LAYERS + 1]; // act[0] the one-hot input, act[l+1] layer l's output
-    float *d[2];                // gradients w.r.t. activations, ping-pong
+    void *act[MAX_LAYERS + 1];  // of dt: act[0] the one-hot input, act[l+1] layer l's output
+    float *f32;                 // a layer's output in fp32 before it is stored; then the logits
+    float *d32;                 // gradient w.r.t. the current activation (values of dt)
+    void *d16;                  // the same in dt: what the 16-bit products read
     uint8_t *ctx;               // [rows][T] context symbols
     int *targets;               // [rows]
 } Acts;
@@ -115,7 +118,7 @@ typedef struct {
     double loss;                // the last step's mean loss over the global batch
     CommStats comm;             // the communication of the training steps
     void *gathered[MAX_LAYERS];   // layer l's full params (dt) while gathered, else NULL
-    float *w32, *g32, *gs32;    // fp32 scratch: a layer's params, its gradient, its slice
+    float *b32, *g32, *gs32;    // fp32 scratch: a layer's bias, its gradient, its slice
     CommReq gather_req[MAX_LAYERS]; // its all-gather; -1 once waited for
     double ag_time, ag_hidden;  // seconds of all-gather, and of it under compute
     Bucket bucket[MAX_LAYERS];
@@ -258,51 +261,58 @@ void acts_alloc(Acts *x, const Model *m, int rows) {
     memset(x, 0, sizeof *x);
     x->rows = rows;
     int widest = m->layer[0].in;
-    x->act[0] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[0].in * sizeof(float));
+    size_t e = dtype_size(m->dt);
+    x->act[0] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[0].in * e);
     for (int l = 0; l < m->nlayers; l++) {
-        x->act[l + 1] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[l].out * sizeof(float));
+        x->act[l + 1] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[l].out * e);
         if (m->layer[l].out > widest) widest = m->layer[l].out;
     }
-    for (int k = 0; k < 2; k++)
-        x->d[k] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
+    x->f32 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
+    x->d32 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
+    x->d16 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * e);
     x->ctx = mem_alloc(MEM_DATA, (size_t)rows * m->T);
     x->targets = mem_alloc(MEM_DATA, (size_t)rows * sizeof(int));
 }
 
 void acts_free(Acts *x, const Model *m) {
     for (int l = 0; l <= m->nlayers; l++) mem_free(x->act[l]);
-    mem_free(x->d[0]);
-    mem_free(x->d[1]);
+    mem_free(x->f32);
+    mem_free(x->d32);
+    mem_free(x->d16);
     mem_free(x->ctx);
     mem_free(x->targets);
 }
 
-// Layer l's gathered params as fp32, for BLAS (t->w32).
-const float *layer_f32(Trainer *t, const void *p, int l) {
-    cast_to_f32(t->w32, p, t->model.dt, t->model.layer[l].numel);
-    return t->w32;
+// Layer l's bias as fp32 (t->b32), from its gathered params p (weight, bias).
+const float *bias_f32(Trainer *t, void *p, int l) {
+    const Layer *L = &t->model.layer[l];
+    cast_to_f32(t->b32, at(&t->model, p, (size_t)L->out * L->in), t->model.dt, (size_t)L->out);
+    return t->b32;
 }
 
-// Runs rows examples from x->ctx; the logits end up in x->act[nlayers].
+// Runs rows examples from x->ctx; the logits end up in x->f32, in fp32.
 // Collective: every rank gathers each layer's params. The last layer's stay
 // gathered, for the backward that usually follows (gather_free them if not).
-// Products accumulate in fp32; each layer's output is rounded to dt, as a
-// 16-bit matmul would store it.
+// Each product multiplies 16-bit operands and sums in fp32 (matmul_dt); the
+// bias and ReLU apply in fp32, and the output is stored in dt, rounded once.
 void forward(Trainer *t, int rows) {
     Model *m = &t->model;
     Acts *x = &t->acts;
-    one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
+    one_hot(x->f32, x->ctx, rows, m->T, VOCAB);
+    cast_from_f32(x->act[0], x->f32, m->dt, (size_t)rows * m->layer[0].in);  // 0 and 1: exact
     for (int l = 0; l < m->nlayers; l++) {
         trace_phase("forward", l);
         const Layer *L = &m->layer[l];
-        float *y = x->act[l + 1];
-        const float *W = layer_f32(t, gather_params(t, l, l + 1), l);  // weight [out, in], bias
-        matmul(y, x->act[l], W, rows, L->out, L->in, 0, 1, 0.0f);
-        bias_add(y, W + (size_t)L->out * L->in, rows, L->out);
-        round_to(y, m->dt, (size_t)rows * L->out);
+        float *y = x->f32;
+        void *W = gather_params(t, l, l + 1);  // weight [out, in], then the bias
+        matmul_dt(y, x->act[l], W, m->dt, rows, L->out, L->in, 0, 1, 0.0f);
+        bias_add(y, bias_f32(t, W, l), rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
+        cast_from_f32(x->act[l + 1], y, m->dt, (size_t)rows * L->out);
         if (l < m->nlayers - 1) gather_free(t, l);
     }
+    // The loss reads the stored logits in fp32.
+    cast_to_f32(x->f32, x->act[m->nlayers], m->dt, (size_t)rows * VOCAB);
     trace_phase(NULL, 0);
 }
 
@@ -318,19 +328,21 @@ double forward_backward(Trainer *t, int global_batch) {
     Acts *x = &t->acts;
     int rows = x->rows;
     forward(t, rows);
-    float *d = x->d[0], *dn = x->d[1];
-    double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
+    float *d = x->d32;
+    double loss = softmax_xent(x->f32, x->targets, d, rows, VOCAB,
                                t->scaler.scale / (float)global_batch);
-    round_to(d, m->dt, (size_t)rows * VOCAB);
     for (int l = m->nlayers - 1; l >= 0; l--) {
         trace_phase("backward", l);
         const Layer *L = &m->layer[l];
         // Gathered again; the last layer still has its forward gather. Layer 0's
         // backward never reads W (its input is data), but a framework cannot
         // know that and gathers every layer: so does this one (see the README).
-        const float *W = layer_f32(t, gather_params(t, l, l - 1), l);
+        void *W = gather_params(t, l, l - 1);
+        // The gradient as stored in dt: d16 for the products, its fp32 values for the bias.
+        round_to(d, m->dt, (size_t)rows * L->out);
+        cast_from_f32(x->d16, d, m->dt, (size_t)rows * L->out);
         void *g = mem_alloc(MEM_GRADS, L->pad * dtype_size(m->dt));  // zeros, padding included
-        matmul(t->g32, d, x->act[l], L->out, L->in, rows, 1, 0, 0.0f);
+        matmul_dt(t->g32, x->d16, x->act[l], m->dt, L->out, L->in, rows, 1, 0, 0.0f);
         fill(t->g32 + (size_t)L->out * L->in, 0.0f, (size_t)L->out);
         bias_grad(t->g32 + (size_t)L->out * L->in, d, rows, L->out);
         cast_from_f32(g, t->g32, m->dt, L->numel);  // computed in fp32, stored in dt
@@ -339,11 +351,9 @@ double forward_backward(Trainer *t, int global_batch) {
             gather_free(t, 0);
             break;
         }
-        matmul(dn, d, W, rows, L->in, L->out, 0, 0, 0.0f);
-        round_to(dn, m->dt, (size_t)rows * L->in);
-        relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
+        matmul_dt(d, x->d16, W, m->dt, rows, L->in, L->out, 0, 0, 0.0f);  // d16 is read, d rewritten
+        relu_backward_dt(d, d, x->act[l], m->dt, (size_t)rows * L->in);
         gather_free(t, l);
-        float *swap = d; d = dn; dn = swap;
     }
     trace_phase(NULL, 0);
     return loss;
@@ -554,12 +564,13 @@ void trainer_setup(Trainer *t, const Args *a) {
     adam_alloc(&t->opt, a, t->model.shard_numel);
     scaler_init(&t->scaler, a);
     buckets_plan(t);
-    size_t widest = 0, widest_slice = 0;
+    size_t widest = 0, widest_out = 0, widest_slice = 0;
     for (int l = 0; l < t->model.nlayers; l++) {
         if (t->model.layer[l].numel > widest) widest = t->model.layer[l].numel;
+        if ((size_t)t->model.layer[l].out > widest_out) widest_out = (size_t)t->model.layer[l].out;
         if (t->model.layer[l].shard > widest_slice) widest_slice = t->model.layer[l].shard;
     }
-    t->w32 = mem_alloc(MEM_ACTIVATIONS, widest * sizeof(float));  // compute scratch
+    t->b32 = mem_alloc(MEM_ACTIVATIONS, widest_out * sizeof(float));  // compute scratch
     t->g32 = mem_alloc(MEM_ACTIVATIONS, widest * sizeof(float));
     t->gs32 = mem_alloc(MEM_ACTIVATIONS, widest_slice * sizeof(float));
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
@@ -582,7 +593,7 @@ void trainer_teardown(Trainer *t) {
     if (t->model.master != t->model.params) mem_free(t->model.master);
     mem_free(t->model.params);
     mem_free(t->model.grads);
-    mem_free(t->w32);
+    mem_free(t->b32);
     mem_free(t->g32);
     mem_free(t->gs32);
     data_free(&t->data);
@@ -670,7 +681,7 @@ void sample_words(Trainer *t) {
         for (;;) {
             forward(t, 1);
             gather_free(t, m->nlayers - 1);  // no backward follows
-            softmax_row(probs, x->act[m->nlayers], VOCAB);
+            softmax_row(probs, x->f32, VOCAB);
             float u = rng_uniform(&r), acc = 0.0f;
             int next = VOCAB - 1;
             for (int c = 0; c < VOCAB; c++)

@@ -2,7 +2,8 @@
 // knows nothing of bit tricks: decode every 16-bit code to a double with ldexp,
 // and round by searching for the nearest one (ties to the even code, overflow
 // to infinity as the next value past the largest). Every code, every tie, the
-// subnormals, the overflow edge, NaN and signed zero; then the array kernels.
+// subnormals, the overflow edge, NaN and signed zero; then the array kernels
+// and the 16-bit matrix product.
 #include "check_mpi.h"
 
 #include <math.h>
@@ -145,6 +146,96 @@ START_TEST(test_array_kernels) {
 }
 END_TEST
 
+// n random values in [-1, 1) stored as f's type, and their exact fp32 values.
+static uint16_t *rand16(const Fmt *f, Rng *r, size_t n, float **wide) {
+    uint16_t *h = mem_alloc(MEM_DATA, n * 2 + 2);
+    *wide = mem_alloc(MEM_DATA, n * 4 + 4);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = to16(f, 2.0f * rng_uniform(r) - 1.0f);
+        (*wide)[i] = from16(f, h[i]);
+    }
+    return h;
+}
+
+// matmul_dt against a double reference on the widened operands. 16-bit products
+// are exact in fp32 (at most 2 x 11 significant bits), so the only error is the
+// fp32 sum of K+1 terms: (K+2) u sum|terms|, as matmul's. Shapes cross the CPU
+// version's 256 x 256 blocks, ragged edges included; K = 0 leaves beta C.
+static void check_matmul_dt(const Fmt *f, int M, int N, int K, int ta, int tb, float beta) {
+    Rng r = rng_stream(11, (uint64_t)(M * 7 + N * 3 + K));
+    float *a, *b, *C = mem_alloc(MEM_DATA, (size_t)M * N * 4 + 4);
+    float *C0 = mem_alloc(MEM_DATA, (size_t)M * N * 4 + 4);
+    uint16_t *A = rand16(f, &r, (size_t)M * K, &a), *B = rand16(f, &r, (size_t)K * N, &b);
+    for (size_t i = 0; i < (size_t)M * N; i++)
+        C[i] = C0[i] = beta == 0.0f ? NAN : rng_uniform(&r);  // beta 0: C is not read
+    matmul_dt(C, A, B, f->dt, M, N, K, ta, tb, beta);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double ref = beta == 0.0f ? 0.0 : beta * (double)C0[(size_t)i * N + j], mag = fabs(ref);
+            for (int k = 0; k < K; k++) {
+                double p = (double)(ta ? a[(size_t)k * M + i] : a[(size_t)i * K + k]) *
+                           (tb ? b[(size_t)j * K + k] : b[(size_t)k * N + j]);
+                ref += p;
+                mag += fabs(p);
+            }
+            float got = C[(size_t)i * N + j];
+            ck_assert_msg(fabs(got - ref) <= (K + 2) * 6e-8 * mag,
+                          "matmul_dt %s %dx%dx%d ta=%d tb=%d beta=%g at (%d,%d): %.9g vs %.9g",
+                          dtype_name(f->dt), M, N, K, ta, tb, beta, i, j, got, ref);
+        }
+    mem_free(A); mem_free(B); mem_free(a); mem_free(b); mem_free(C); mem_free(C0);
+}
+
+START_TEST(test_matmul_dt) {
+    int shapes[][3] = { { 1, 1, 1 }, { 7, 13, 5 }, { 130, 257, 300 }, { 513, 3, 129 },
+                        { 300, 520, 7 }, { 5, 27, 0 } };
+    const Fmt *fmts[] = { &BF16, &F16 };
+    for (int q = 0; q < 2; q++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int t = 0; t < 8; t++)
+                check_matmul_dt(fmts[q], shapes[s][0], shapes[s][1], shapes[s][2], t & 1,
+                                (t >> 1) & 1, (float)(t >> 2));
+    // fp32 operands are matmul's, bit for bit.
+    int M = 9, N = 11, K = 13;
+    float *A = mem_alloc(MEM_DATA, (size_t)M * K * 4), *B = mem_alloc(MEM_DATA, (size_t)K * N * 4);
+    float *C = mem_alloc(MEM_DATA, (size_t)M * N * 4), *D = mem_alloc(MEM_DATA, (size_t)M * N * 4);
+    Rng r = rng_stream(12, 0);
+    for (int i = 0; i < M * K; i++) A[i] = rng_uniform(&r);
+    for (int i = 0; i < K * N; i++) B[i] = rng_uniform(&r);
+    matmul(C, A, B, M, N, K, 1, 0, 0.0f);
+    matmul_dt(D, A, B, DT_F32, M, N, K, 1, 0, 0.0f);
+    ck_assert_mem_eq(C, D, (size_t)M * N * 4);
+    mem_free(A); mem_free(B); mem_free(C); mem_free(D);
+}
+END_TEST
+
+// relu_backward_dt passes dy where the 16-bit y is > 0: not at +-0, negatives
+// or NaN; at +inf and the smallest subnormal, yes. In place too.
+START_TEST(test_relu_backward_dt) {
+    const Fmt *fmts[] = { &BF16, &F16 };
+    size_t n = 1000;
+    for (int q = 0; q < 2; q++) {
+        const Fmt *f = fmts[q];
+        Rng r = rng_stream(13, (uint64_t)q);
+        float *wide, *dy = mem_alloc(MEM_DATA, n * 4), *dx = mem_alloc(MEM_DATA, n * 4);
+        uint16_t *y = rand16(f, &r, n, &wide);
+        uint16_t edge[] = { 0x0000, 0x8000, 0x0001, 0x8001, f->inf, (uint16_t)(f->inf | 0x8000),
+                            (uint16_t)(f->inf | 1), (uint16_t)(f->inf | 0x8001) };
+        for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) y[i] = edge[i];
+        for (size_t i = 0; i < n; i++) dy[i] = 2.0f * rng_uniform(&r) - 1.0f;
+        relu_backward_dt(dx, dy, y, f->dt, n);
+        for (size_t i = 0; i < n; i++) {
+            float yi = from16(f, y[i]);
+            ck_assert_msg(dx[i] == (yi > 0.0f ? dy[i] : 0.0f), "%s y=%04x", dtype_name(f->dt), y[i]);
+        }
+        ck_assert(dx[2] == dy[2] && dx[4] == dy[4] && dx[0] == 0.0f && dx[6] == 0.0f);
+        relu_backward_dt(dy, dy, y, f->dt, n);
+        ck_assert_mem_eq(dy, dx, n * 4);
+        mem_free(y); mem_free(wide); mem_free(dy); mem_free(dx);
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("dtype");
     TCase *tc = tcase_create("conversions");
@@ -152,6 +243,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_bf16);
     tcase_add_test(tc, test_f16);
     tcase_add_test(tc, test_array_kernels);
+    tcase_add_test(tc, test_matmul_dt);
+    tcase_add_test(tc, test_relu_backward_dt);
     suite_add_tcase(s, tc);
     return s;
 }

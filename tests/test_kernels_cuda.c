@@ -8,7 +8,8 @@
 // conversion code). Matrix products differ in summation order: at most twice
 // the fp32 bound (K+2) u sum|a b|. Double-precision reductions (loss, sum of
 // squares) differ in order only: 1e-12 relative. Gradients of the loss take a
-// double exp that may differ in its last bit: 2 fp32 ulps.
+// double exp that may differ in its last bit: 2 fp32 ulps. 16-bit products on
+// tensor cores: see check_matmul_dt.
 #include "check_mpi.h"
 
 #include <math.h>
@@ -272,6 +273,63 @@ START_TEST(test_mixed_precision) {
 }
 END_TEST
 
+// 16-bit operands (random values rounded to dt) on tensor cores against the
+// CPU's widened tiles. Products are exact on both; tensor cores add them in
+// fp32 but truncate while aligning several terms at once (Fasi, Higham,
+// Mikaitis and Pranesh, 2021), so the bound is twice the fp32 one on each side.
+static void check_matmul_dt(DType dt, int M, int N, int K, int ta, int tb, float beta) {
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N, e = dtype_size(dt);
+    float *a = host_rand(na, -1, 1), *b = host_rand(nb, -1, 1), *C = host_rand(nc, -1, 1);
+    void *A = mem_alloc_host(MEM_DATA, na * e), *B = mem_alloc_host(MEM_DATA, nb * e);
+    ON_CPU(cast_from_f32(A, a, dt, na); cast_from_f32(B, b, dt, nb);
+           cast_to_f32(a, A, dt, na); cast_to_f32(b, B, dt, nb));
+    void *dA = to_gpu(A, na * e), *dB = to_gpu(B, nb * e);
+    float *dC = to_gpu(C, nc * 4), *C0 = mem_alloc_host(MEM_DATA, nc * 4);
+    memcpy(C0, C, nc * 4);
+    ON_CPU(matmul_dt(C, A, B, dt, M, N, K, ta, tb, beta));
+    ON_GPU(matmul_dt(dC, dA, dB, dt, M, N, K, ta, tb, beta));
+    float *G = from_gpu(dC, nc * 4);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double mag = fabs(beta * (double)C0[(size_t)i * N + j]);
+            for (int k = 0; k < K; k++)
+                mag += fabs((double)(ta ? a[(size_t)k * M + i] : a[(size_t)i * K + k]) *
+                            (tb ? b[(size_t)j * K + k] : b[(size_t)k * N + j]));
+            size_t at = (size_t)i * N + j;
+            ck_assert_msg(fabs((double)G[at] - C[at]) <= 4 * (K + 2) * 6e-8 * mag + 1e-30,
+                          "matmul_dt %s %dx%dx%d ta=%d tb=%d: [%d,%d] gpu %.9g cpu %.9g",
+                          dtype_name(dt), M, N, K, ta, tb, i, j, G[at], C[at]);
+        }
+    void *all[] = { a, b, C, A, B, dA, dB, dC, C0, G };
+    free_all(all, 10);
+}
+
+START_TEST(test_matmul_dt) {
+    int shapes[][3] = { { 1, 1, 1 }, { 7, 13, 5 }, { 130, 257, 300 }, { 384, 27, 256 } };
+    DType types[] = { DT_BF16, DT_F16 };
+    for (int q = 0; q < 2; q++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int t = 0; t < 8; t++)
+                check_matmul_dt(types[q], shapes[s][0], shapes[s][1], shapes[s][2], t & 1,
+                                (t >> 1) & 1, (float)(t >> 2));
+    // relu_backward_dt on every 16-bit code pattern the random values give, and zeros
+    for (int q = 0; q < 2; q++) {
+        size_t n = 65537, e = 2;
+        float *yf = host_rand(n, -1, 1), *dy = host_rand(n, -1, 1), *dx = mem_alloc_host(MEM_DATA, n * 4);
+        yf[0] = 0.0f;
+        yf[1] = -0.0f;
+        void *y = mem_alloc_host(MEM_DATA, n * e);
+        ON_CPU(cast_from_f32(y, yf, types[q], n); relu_backward_dt(dx, dy, y, types[q], n));
+        void *gy = to_gpu(y, n * e), *gdy = to_gpu(dy, n * 4);
+        ON_GPU(relu_backward_dt(gdy, gdy, gy, types[q], n));
+        float *hdx = from_gpu(gdy, n * 4);
+        assert_same_bits(hdx, dx, n * 4, "relu_backward_dt", n);
+        void *all[] = { yf, dy, dx, y, gy, gdy, hdx };
+        free_all(all, 7);
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
     rng = rng_stream(4242, 0);
     Suite *s = suite_create("kernels_cuda");
@@ -283,6 +341,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_adam_and_norms);
     tcase_add_test(tc, test_elementwise);
     tcase_add_test(tc, test_mixed_precision);
+    tcase_add_test(tc, test_matmul_dt);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -291,7 +350,7 @@ int main(int argc, char **argv) {
     rt_init(&argc, &argv, "test_kernels_cuda");
     const char *why = gpu_open(rt.local_rank);
     if (why) {
-        printf("test_kernels_cuda: SKIPPED, 6 GPU-vs-CPU tests not run: %s\n", why);
+        printf("test_kernels_cuda: SKIPPED, 7 GPU-vs-CPU tests not run: %s\n", why);
         rt_finalize();
         return EXIT_SUCCESS;
     }
