@@ -121,12 +121,12 @@ void adam_update(float *p, const float *g, float *m, float *v, size_t n,
     float decay = 1.0f - h->lr * h->weight_decay;
     float step_size = (float)(h->lr / (1.0 - pow(h->beta1, (double)step)));
     float bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
-    float b1 = h->beta1, b2 = h->beta2;
-    ON_GPU(cuda_adam_update(p, g, m, v, n, decay, step_size, bc2_sqrt, b1, b2, h->eps));
+    float b1 = h->beta1, b2 = h->beta2, eps = h->eps;  // locals: h could alias p, m or v
+    ON_GPU(cuda_adam_update(p, g, m, v, n, decay, step_size, bc2_sqrt, b1, b2, eps));
     for (size_t i = 0; i < n; i++) {
         m[i] = b1 * m[i] + (1.0f - b1) * g[i];
         v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
-        float denom = sqrtf(v[i]) / bc2_sqrt + h->eps;
+        float denom = sqrtf(v[i]) / bc2_sqrt + eps;
         p[i] = p[i] * decay - step_size * m[i] / denom;
     }
 }
