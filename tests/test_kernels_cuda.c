@@ -57,6 +57,24 @@ static void assert_same_bits(const void *a, const void *b, size_t bytes, const c
 // ----------------------------------------------------------------------------
 // linear layers
 
+// G (GPU) and C (CPU) are op(A) op(B) + beta C0: they may differ by factor x
+// the fp32 bound (K+2) u sum|terms| at each element.
+static void assert_products_close(const char *what, const float *G, const float *C,
+                                  const float *C0, const float *A, const float *B, int M, int N,
+                                  int K, int ta, int tb, float beta, double factor) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double mag = fabs(beta * (double)C0[(size_t)i * N + j]);
+            for (int k = 0; k < K; k++)
+                mag += fabs((double)(ta ? A[(size_t)k * M + i] : A[(size_t)i * K + k]) *
+                            (tb ? B[(size_t)j * K + k] : B[(size_t)k * N + j]));
+            size_t at = (size_t)i * N + j;
+            ck_assert_msg(fabs((double)G[at] - C[at]) <= factor * (K + 2) * 6e-8 * mag + 1e-30,
+                          "%s %dx%dx%d ta=%d tb=%d: [%d,%d] gpu %.9g cpu %.9g", what, M, N, K, ta,
+                          tb, i, j, G[at], C[at]);
+        }
+}
+
 static void check_matmul(int M, int N, int K, int ta, int tb, float beta) {
     size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
     float *A = host_rand(na, -1, 1), *B = host_rand(nb, -1, 1), *C = host_rand(nc, -1, 1);
@@ -66,18 +84,7 @@ static void check_matmul(int M, int N, int K, int ta, int tb, float beta) {
     ON_CPU(matmul(C, A, B, M, N, K, ta, tb, beta));
     ON_GPU(matmul(dC, dA, dB, M, N, K, ta, tb, beta));
     float *G = from_gpu(dC, nc * 4);
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            double mag = fabs(beta * (double)C0[(size_t)i * N + j]);
-            for (int k = 0; k < K; k++)
-                mag += fabs((double)(ta ? A[(size_t)k * M + i] : A[(size_t)i * K + k]) *
-                            (tb ? B[(size_t)j * K + k] : B[(size_t)k * N + j]));
-            double bound = 2 * (K + 2) * 6e-8 * mag + 1e-30;
-            size_t at = (size_t)i * N + j;
-            ck_assert_msg(fabs((double)G[at] - C[at]) <= bound,
-                          "matmul %dx%dx%d ta=%d tb=%d: [%d,%d] gpu %.9g cpu %.9g", M, N, K, ta,
-                          tb, i, j, G[at], C[at]);
-        }
+    assert_products_close("matmul", G, C, C0, A, B, M, N, K, ta, tb, beta, 2);
     void *all[] = { A, B, C, C0, G, dA, dB, dC };
     free_all(all, 8);
 }
@@ -289,17 +296,7 @@ static void check_matmul_dt(DType dt, int M, int N, int K, int ta, int tb, float
     ON_CPU(matmul_dt(C, A, B, dt, M, N, K, ta, tb, beta));
     ON_GPU(matmul_dt(dC, dA, dB, dt, M, N, K, ta, tb, beta));
     float *G = from_gpu(dC, nc * 4);
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            double mag = fabs(beta * (double)C0[(size_t)i * N + j]);
-            for (int k = 0; k < K; k++)
-                mag += fabs((double)(ta ? a[(size_t)k * M + i] : a[(size_t)i * K + k]) *
-                            (tb ? b[(size_t)j * K + k] : b[(size_t)k * N + j]));
-            size_t at = (size_t)i * N + j;
-            ck_assert_msg(fabs((double)G[at] - C[at]) <= 4 * (K + 2) * 6e-8 * mag + 1e-30,
-                          "matmul_dt %s %dx%dx%d ta=%d tb=%d: [%d,%d] gpu %.9g cpu %.9g",
-                          dtype_name(dt), M, N, K, ta, tb, i, j, G[at], C[at]);
-        }
+    assert_products_close(dtype_name(dt), G, C, C0, a, b, M, N, K, ta, tb, beta, 4);
     void *all[] = { a, b, C, A, B, dA, dB, dC, C0, G };
     free_all(all, 10);
 }
