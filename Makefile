@@ -28,7 +28,7 @@ VEC     ?= -ftree-vectorize -fno-math-errno
 CFLAGS  += -std=c11 $(OPT) $(VEC) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 
-COMMON   = rt args mem dtype comm comm_mpi comm_ring kernels_cpu data ckpt rng theory trace
+COMMON   = base args theory dtype rng mem comm_backend comm_mpi comm_ring data ckpt comm kernels_cpu rt trace report
 
 # CUDA: built whenever nvcc is found, so every machine with the toolkit compiles
 # the GPU path (CUDA=0 or CUDA=1 forces it). CUDA_ARCH covers Ampere (sm_80) and

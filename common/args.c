@@ -1,7 +1,5 @@
 // args: the option table, parsing and validation.
 #include "args.h"
-#include "comm.h"
-#include "rt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -182,16 +180,4 @@ void args_help(const char *prog, const char *accepted) {
         describe_range(o, range, sizeof range);
         printf("  --%-14s %s (default %s; %s)\n", o->name, o->help, o->def ? o->def : "none", range);
     }
-}
-
-void args_init(Args *a, int argc, char **argv, const char *accepted) {
-    char err[512];
-    int r = args_parse(a, argc, argv, accepted, rt.world, err, sizeof err);
-    if (r == ARGS_HELP) {
-        if (rt.rank == 0) args_help(rt.prog, accepted);
-        rt_finalize();
-        exit(0);
-    }
-    if (r == ARGS_ERROR) usage_error("%s", err);
-    rt_use_device(a->device);
 }

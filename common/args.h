@@ -1,6 +1,7 @@
 // args: one table of command-line options shared by every stage. A stage names
-// the options it understands; anything else, or a value out of range, is one
-// clear line and exit status 2.
+// the options it understands; anything else, or a value out of range, is a
+// one-line reason (rt_args turns it into exit status 2 on every rank). Pure:
+// no MPI, no I/O but --help's printout.
 #ifndef ARGS_H
 #define ARGS_H
 
@@ -26,8 +27,5 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
 int args_has_word(const char *list, const char *w);
 // Prints the accepted options with their defaults and ranges.
 void args_help(const char *prog, const char *accepted);
-// What a stage calls: parse; on --help print and exit 0; on error print the
-// reason on rank 0 and exit 2 on every rank.
-void args_init(Args *a, int argc, char **argv, const char *accepted);
 
 #endif

@@ -36,7 +36,20 @@ const char *ckpt_open(Ckpt *c, const char *path);
 // exactly the given shape. Returns NULL or a one-line reason.
 const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
                       size_t first, size_t count, float *dst);
+// Closes the file (again is harmless).
 void ckpt_close(Ckpt *c);
+
+// The course's models: Linear layers named as PyTorch's nn.Linear names them
+// (layers.{l}.weight [out, in], layers.{l}.bias [out]). A layer's flat segment
+// is its weight, row-major, then its bias: the order of the file's data too.
+// The two tensors of layer l.
+void ckpt_linear_specs(CkptTensor specs[2], int l, int out, int in);
+// ckpt_open, and a reason unless the file holds exactly nlayers such layers' tensors.
+const char *ckpt_open_model(Ckpt *c, const char *path, int nlayers);
+// Elements [first, first+count) of layer l's flat segment, from whichever of its
+// two tensors hold them (a rank's slice may straddle weight and bias).
+const char *ckpt_read_layer(Ckpt *c, int l, int out, int in, size_t first, size_t count,
+                            float *dst);
 
 // A file being written tensor by tensor, so a caller never needs the whole
 // model in memory at once (ZeRO-3 gathers one layer at a time).
@@ -57,7 +70,5 @@ const char *ckpt_finish(CkptWriter *w);
 // Returns NULL or a one-line reason.
 const char *ckpt_write(const char *path, int n, const CkptTensor *specs,
                        const float *const *data);
-// NULL if path can be created for writing (checked before training, not after).
-const char *ckpt_can_write(const char *path);
 
 #endif

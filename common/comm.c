@@ -1,8 +1,7 @@
-// comm: the request queue, the comm thread that drains it, byte accounting and
-// the communication report. Backends only run one collective at a time.
+// comm: the request queue, the comm thread that drains it, and byte accounting.
+// Backends only run one collective at a time.
 #include "comm.h"
-#include "rt.h"
-#include "trace.h"
+#include "base.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
 #endif
@@ -32,6 +31,7 @@ static struct {
     long finished;     // requests the thread has completed
     int running, stop;
     const CommBackend *backend;
+    CommObserver observer;
     CommStats stats;
 } q = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
         .done = PTHREAD_COND_INITIALIZER };
@@ -44,29 +44,8 @@ static const CommBackend *backends[] = {
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
-const char *coll_name(CollKind k) {
-    static const char *names[] = { "all_reduce", "reduce_scatter", "all_gather",
-                                   "broadcast", "reduce", "scatter", "barrier" };
-    return names[k];
-}
-
 // ----------------------------------------------------------------------------
 // accounting
-
-// The size of the whole buffer a collective is about (the vector of an
-// all-reduce, all N slices of a reduce-scatter, all-gather or scatter).
-uint64_t comm_payload_bytes(const CommOp *o) {
-    uint64_t esz = dtype_size(o->dt), n = (uint64_t)rt.world;
-    switch (o->kind) {
-    case COLL_ALL_REDUCE:
-    case COLL_BROADCAST:
-    case COLL_REDUCE: return o->count * esz;
-    case COLL_REDUCE_SCATTER:
-    case COLL_ALL_GATHER:
-    case COLL_SCATTER: return n * o->count * esz;
-    default: return 0;
-    }
-}
 
 // Called with the lock held, when the collective is done. sent: the bytes the
 // backend sent, or COMM_SENT_MODEL to count the ring model's.
@@ -86,7 +65,7 @@ static void account(CommCount *c, const CommOp *o, uint64_t sent) {
 // ----------------------------------------------------------------------------
 // the comm thread
 
-static uint64_t run(Slot *s) {
+static uint64_t run_slot(Slot *s) {
 #ifdef ZC_CUDA
     if (rt.device == DEV_CUDA) return comm_run_staged(q.backend, &s->op, s->ready);
 #endif
@@ -100,12 +79,12 @@ static void *comm_thread(void *arg) {
         while (q.finished == q.head && !q.stop) pthread_cond_wait(&q.work, &q.lock);
         if (q.finished == q.head) break;  // stop requested and nothing queued
         Slot *s = &q.slot[q.finished % QCAP];
+        CommObserver observer = q.observer;
         pthread_mutex_unlock(&q.lock);
         s->t_start = now_s();
-        uint64_t sent = run(s);
+        uint64_t sent = run_slot(s);
         s->t_end = now_s();
-        trace_collective(coll_name(s->op.kind), s->t_launch, s->t_start, s->t_end,
-                         (double)comm_payload_bytes(&s->op));
+        if (observer) observer(s->op.kind, s->t_launch, s->t_start, s->t_end, comm_payload_bytes(&s->op));
         pthread_mutex_lock(&q.lock);
         account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, sent);
         q.finished++;
@@ -152,6 +131,14 @@ int comm_use(const char *name) {
     return 0;
 }
 
+const CommBackend *comm_backend(void) { return q.backend; }
+
+void comm_observe(CommObserver fn) {
+    pthread_mutex_lock(&q.lock);
+    q.observer = fn;
+    pthread_mutex_unlock(&q.lock);
+}
+
 const char *comm_backends(void) {
     static char names[64];
     names[0] = '\0';
@@ -159,44 +146,6 @@ const char *comm_backends(void) {
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? " " : "",
                  backends[i]->name);
     return names;
-}
-
-// ----------------------------------------------------------------------------
-// local reductions, for backends that combine buffers themselves
-
-#define COMBINE(T, a, b) \
-    ((op) == OP_SUM ? (T)((a) + (b)) : (op) == OP_MAX ? ((a) > (b) ? (a) : (b)) : ((a) < (b) ? (a) : (b)))
-
-void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op) {
-    if (dt == DT_F32 && op == OP_SUM) {  // the hot case: a loop the compiler vectorizes
-        float *restrict a = acc;
-        const float *restrict b = x;
-        for (size_t i = 0; i < n; i++) a[i] += b[i];
-        return;
-    }
-    switch (dt) {
-    case DT_F32: { float *a = acc; const float *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(float, a[i], b[i]); break; }
-    case DT_F64: { double *a = acc; const double *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(double, a[i], b[i]); break; }
-    case DT_I32: { int *a = acc; const int *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(int, a[i], b[i]); break; }
-    case DT_BF16: {
-        uint16_t *a = acc;
-        const uint16_t *b = x;
-        for (size_t i = 0; i < n; i++) {
-            float u = bf16_to_f32(a[i]), v = bf16_to_f32(b[i]);
-            a[i] = f32_to_bf16(COMBINE(float, u, v));
-        }
-        break;
-    }
-    case DT_F16: {
-        uint16_t *a = acc;
-        const uint16_t *b = x;
-        for (size_t i = 0; i < n; i++) {
-            float u = f16_to_f32(a[i]), v = f16_to_f32(b[i]);
-            a[i] = f32_to_f16(COMBINE(float, u, v));
-        }
-        break;
-    }
-    }
 }
 
 // ----------------------------------------------------------------------------
@@ -265,6 +214,14 @@ void comm_req_times(CommReq req, double *start, double *end) {
     *end = q.slot[req % QCAP].t_end;
 }
 
+void comm_wait_timed(CommReq req, CommOverlap *o) {
+    double waiting_from = now_s(), start, end;
+    comm_wait(req);
+    comm_req_times(req, &start, &end);
+    o->time += end - start;
+    o->hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
+}
+
 #define OP(...) ((CommOp){ __VA_ARGS__ })
 
 CommReq comm_all_reduce_async(void *buf, size_t count, DType dt, RedOp op) {
@@ -326,29 +283,3 @@ void comm_metric_sum(double *v, int n) { metric(v, n, DT_F64, OP_SUM); }
 void comm_metric_max(double *v, int n) { metric(v, n, DT_F64, OP_MAX); }
 void comm_agree_min(int *v) { metric(v, 1, DT_I32, OP_MIN); }
 
-// ----------------------------------------------------------------------------
-// the report
-
-void comm_report(const CommStats *st, int steps, const char *theory, double theory_sent_bytes) {
-    CommStats s = *st;
-    double per = steps > 0 ? 1.0 / steps : 0.0;
-    print0("\ncommunication per step (rank 0, %s backend, N = %d, %s)\n", q.backend->name, rt.world,
-           q.backend == &comm_backend_mpi ? "sent bytes by the ring model" : "sent bytes as counted");
-    print0("  %-15s %10s %16s %18s\n", "collective", "calls", "payload bytes", "sent bytes/rank");
-    int any = 0;
-    for (int k = 0; k < COLL_NKIND; k++) {
-        const CommCount *c = &s.kind[k];
-        if (!c->calls) continue;
-        any = 1;
-        print0("  %-15s %10.2f %16.1f %18.1f\n", coll_name(k), c->calls * per,
-               c->payload * per, comm_sent_bytes(c) * per);
-    }
-    if (!any) print0("  (no collectives)\n");
-    double sent = comm_total_sent_bytes(&s) * per;
-    print0("  %-15s %10s %16s %18.1f\n", "total", "", "", sent);
-    if (s.metrics.calls)
-        print0("  not counted above: %.2f scalar all_reduce/step for logging (%.1f bytes/step)\n",
-               s.metrics.calls * per, s.metrics.payload * per);
-    print0("  theory: %s = %.1f bytes sent per rank per step%s\n", theory, theory_sent_bytes,
-           fabs(sent - theory_sent_bytes) <= 1e-9 * theory_sent_bytes ? " (equal)" : " (DIFFERENT)");
-}

@@ -10,13 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtype.h"
-
-typedef enum { OP_SUM, OP_MAX, OP_MIN } RedOp;
-typedef enum {
-    COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST,
-    COLL_REDUCE, COLL_SCATTER, COLL_BARRIER, COLL_NKIND
-} CollKind;
+#include "comm_backend.h"
 
 typedef long CommReq;  // a ticket: requests complete in the order they were made
 
@@ -34,6 +28,16 @@ typedef struct {
     CommCount metrics;           // scalar reductions for logging and reports
 } CommStats;
 
+// Seconds a kind of request ran on the comm thread, and the part of that which
+// ran while the caller computed (before it began to wait).
+typedef struct { double time, hidden; } CommOverlap;
+
+// Told of every finished collective (the trace registers one): its kind, when
+// it was launched, started and ended (now_s clock), and its payload in bytes.
+// Called on the comm thread.
+typedef void (*CommObserver)(CollKind kind, double launch, double start, double end,
+                             uint64_t payload);
+
 // Starts the comm thread with the mpi backend (rt_init calls it).
 void comm_init(void);
 // Stops the comm thread (rt_finalize calls it); safe to call twice.
@@ -42,7 +46,10 @@ void comm_finalize(void);
 int comm_use(const char *name);
 // Names of the backends this build has, space separated.
 const char *comm_backends(void);
-const char *coll_name(CollKind k);
+// The backend in use.
+const CommBackend *comm_backend(void);
+// Registers the one observer of finished collectives (NULL: none).
+void comm_observe(CommObserver fn);
 
 // In place: buf holds count elements on every rank.
 void comm_all_reduce(void *buf, size_t count, DType dt, RedOp op);
@@ -69,6 +76,8 @@ CommReq comm_reduce_async(const void *send, void *recv, size_t count, DType dt, 
 CommReq comm_scatter_async(const void *send, void *recv, size_t recvcount, DType dt, int root);
 // Blocks until the request (and every one before it) is done.
 void comm_wait(CommReq req);
+// comm_wait, adding to o the time the request ran and the part of it under compute.
+void comm_wait_timed(CommReq req, CommOverlap *o);
 // 1 if the request is done, without blocking.
 int comm_test(CommReq req);
 // Start and end (now_s clock) of a finished request's run on the comm thread;
@@ -82,57 +91,9 @@ void comm_agree_min(int *v);
 
 CommStats comm_stats(void);
 void comm_reset_stats(void);
-// Rank 0 prints one row per collective kind in s (a snapshot taken right after
-// training), divided by steps: calls, payload bytes and bytes sent per rank;
-// then the stage's theory beside the measured total.
-void comm_report(const CommStats *s, int steps, const char *theory, double theory_sent_bytes);
 // Bytes sent per rank under the ring model, from a count.
 double comm_sent_bytes(const CommCount *c);
 // Sum over training kinds of the bytes sent per rank.
 double comm_total_sent_bytes(const CommStats *s);
-
-// ----------------------------------------------------------------------------
-// backends (for comm_*.c only)
-
-typedef struct {
-    CollKind kind;
-    const void *send;
-    void *recv;
-    size_t count;   // all-reduce, broadcast, reduce: the vector; else the per-rank slice
-    DType dt;
-    RedOp op;
-    int root;
-} CommOp;
-
-// A backend's run returns this when it cannot know what it sent (a library).
-#define COMM_SENT_MODEL UINT64_MAX
-
-typedef struct {
-    const char *name;
-    // Runs on the comm thread and blocks until done; returns the bytes this rank
-    // sent, or COMM_SENT_MODEL.
-    uint64_t (*run)(const CommOp *op);
-    int gpu_buffers;          // 1: reads and writes GPU memory (nccl); 0: host memory
-    void (*open)(void);       // optional: on selection, on the main thread, nothing in flight
-    void (*close)(void);      // optional: at comm_finalize
-} CommBackend;
-
-extern const CommBackend comm_backend_mpi, comm_backend_ring, comm_backend_naive;
-#ifdef ZC_CUDA
-extern const CommBackend comm_backend_nccl;
-
-// comm_staging.c (CUDA runs): waits for ready (an event on the compute stream,
-// recorded when the request was made), copies each buffer the backend cannot
-// read (GPU memory for a host backend, host memory for nccl) through a staging
-// buffer, runs the collective, and copies the result back.
-uint64_t comm_run_staged(const CommBackend *b, const CommOp *op, void *ready);
-void comm_staging_free(void);
-#endif
-
-// The size of the whole buffer a collective is about: the vector of an
-// all-reduce, broadcast or reduce, all N slices of the others (0 for a barrier).
-uint64_t comm_payload_bytes(const CommOp *o);
-// acc = acc op x, elementwise; 16-bit types are combined in fp32 and rounded once.
-void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op);
 
 #endif

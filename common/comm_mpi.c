@@ -1,6 +1,6 @@
 // comm_mpi: the backend that hands each collective to the MPI library.
-#include "comm.h"
-#include "rt.h"
+#include "comm_backend.h"
+#include "base.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -51,7 +51,7 @@ static const void *inplace_rs(const CommOp *o) {
     return (const char *)o->send + (size_t)rt.rank * o->count * dtype_size(o->dt);
 }
 
-static uint64_t run(const CommOp *o) {
+static uint64_t mpi_run(const CommOp *o) {
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Datatype t = mpi_type(o->dt);
     int n = mpi_count(o->count);
@@ -92,4 +92,4 @@ static uint64_t run(const CommOp *o) {
     return COMM_SENT_MODEL;  // the library does not say what it sent
 }
 
-const CommBackend comm_backend_mpi = { .name = "mpi", .run = run };
+const CommBackend comm_backend_mpi = { .name = "mpi", .run = mpi_run };

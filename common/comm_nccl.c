@@ -3,7 +3,8 @@
 // Collectives run on the comm stream, after the compute stream's work that
 // produced their input (comm_staging.c orders the two with an event), and the
 // comm thread waits for them, so requests complete in order as on the CPU.
-#include "comm.h"
+#include "comm_backend.h"
+#include "base.h"
 #include "gpu.h"
 
 #include <mpi.h>

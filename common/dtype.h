@@ -14,6 +14,8 @@ typedef enum { DT_F32, DT_BF16, DT_F16, DT_F64, DT_I32 } DType;
 
 // Bytes per element.
 size_t dtype_size(DType dt);
+// Element i of a buffer of type dt.
+void *dtype_at(const void *buf, DType dt, size_t i);
 // "f32", "bf16", "f16", "f64", "i32".
 const char *dtype_name(DType dt);
 // The conversions are inline (the kernels call them once per element) and

@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "rt.h"
+#include "base.h"
 
 #define CHECK_CUDA(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) \
     fatal("%s: %s", #call, cudaGetErrorString(e_)); } while (0)

@@ -3,8 +3,8 @@
 // function hands its work to the GPU version first (ON_GPU).
 #include "kernels.h"
 #include "mem.h"
+#include "base.h"
 #include "rng.h"
-#include "rt.h"
 
 #include <cblas.h>
 #include <limits.h>

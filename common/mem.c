@@ -3,8 +3,7 @@
 // One lock guards it: the comm thread allocates scratch for hand-written
 // collectives while the main thread allocates for the stage.
 #include "mem.h"
-#include "comm.h"
-#include "rt.h"
+#include "base.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
 #endif
@@ -196,56 +195,3 @@ size_t mem_model_state_bytes(const MemStats *s) {
            s->cur[MEM_ADAM_M] + s->cur[MEM_ADAM_V];
 }
 
-// ----------------------------------------------------------------------------
-// the report
-
-#define MIB (1024.0 * 1024.0)
-
-static char summary_fields[256];  // filled by mem_report
-
-const char *mem_summary_fields(void) { return summary_fields; }
-
-size_t mem_report(const char *formula, double formula_bytes, size_t *peak) {
-    // One row per category plus the total and the model state: max over ranks.
-    enum { NROW = 2 * MEM_NCAT + 6, GPU = 2 * MEM_NCAT + 3 };
-    MemStats s = mem_stats();
-    double v[NROW];
-    for (int c = 0; c < MEM_NCAT; c++) {
-        v[2 * c] = (double)s.cur[c];
-        v[2 * c + 1] = (double)s.peak[c];
-    }
-    v[2 * MEM_NCAT] = (double)s.cur_total;
-    v[2 * MEM_NCAT + 1] = (double)s.peak_total;
-    v[2 * MEM_NCAT + 2] = (double)mem_model_state_bytes(&s);
-    v[GPU] = (double)s.gpu_cur;
-    v[GPU + 1] = (double)s.gpu_peak;
-    v[GPU + 2] = 0.0;  // what the driver says is in use on the device
-#ifdef ZC_CUDA
-    if (rt.device == DEV_CUDA) {
-        size_t used = 0, total = 0;
-        gpu_mem_info(&used, &total);
-        v[GPU + 2] = (double)used;
-    }
-#endif
-    comm_metric_max(v, NROW);
-
-    print0("\nmemory per rank (max over %d rank%s)\n", rt.world, rt.world > 1 ? "s" : "");
-    print0("  %-14s %12s %12s\n", "category", "current MiB", "peak MiB");
-    for (int c = 0; c < MEM_NCAT; c++)
-        print0("  %-14s %12.3f %12.3f\n", cat_names[c], v[2 * c] / MIB, v[2 * c + 1] / MIB);
-    print0("  %-14s %12.3f %12.3f\n", "total", v[2 * MEM_NCAT] / MIB,
-           v[2 * MEM_NCAT + 1] / MIB);
-    print0("  model state: formula %s = %.0f bytes, measured %.0f bytes%s\n", formula,
-           formula_bytes, v[2 * MEM_NCAT + 2],
-           formula_bytes == v[2 * MEM_NCAT + 2] ? " (equal)" : " (DIFFERENT)");
-    if (rt.device == DEV_CUDA)
-        print0("  on the GPU: tracked %.3f MiB now, %.3f MiB peak; the device reports %.3f MiB "
-               "in use (cudaMemGetInfo: also the CUDA context, cuBLAS and NCCL)\n",
-               v[GPU] / MIB, v[GPU + 1] / MIB, v[GPU + 2] / MIB);
-    int n = 0;
-    for (int c = MEM_PARAMS; c <= MEM_ADAM_V; c++)
-        n += snprintf(summary_fields + n, sizeof summary_fields - (size_t)n, " mem_%s=%.0f", cat_names[c],
-                      v[2 * c]);
-    *peak = (size_t)v[2 * MEM_NCAT + 1];
-    return (size_t)v[2 * MEM_NCAT + 2];
-}

@@ -48,13 +48,5 @@ const char *mem_cat_name(MemCat cat);
 size_t mem_model_state_bytes(const MemStats *s);
 // Number of live allocations (tests use it to find leaks).
 size_t mem_live_count(void);
-// Rank 0 prints the memory report: max over ranks of current and peak MiB per
-// category, the total, then the stage's formula and the measured model state.
-// Collective: every rank calls it. Returns the max over ranks of the model-state
-// bytes and sets *peak to the max over ranks of the peak total.
-size_t mem_report(const char *formula, double formula_bytes, size_t *peak);
-// After mem_report: " mem_params=B mem_grads=B mem_master_params=B mem_adam_m=B
-// mem_adam_v=B" (current bytes, max over ranks), for the summary line.
-const char *mem_summary_fields(void);
 
 #endif

@@ -11,3 +11,10 @@ uint64_t rng_below(Rng *r, uint64_t n) {
     do x = rng_next(r); while (x >= limit);
     return x % n;
 }
+
+int rng_categorical(Rng *r, const float *probs, int n) {
+    float u = rng_uniform(r), acc = 0.0f;
+    for (int c = 0; c < n; c++)
+        if (u < (acc += probs[c])) return c;
+    return n - 1;
+}

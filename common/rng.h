@@ -42,5 +42,8 @@ uint64_t rng_next(Rng *r);
 float rng_uniform(Rng *r);
 // Uniform integer in [0, n), n > 0, without modulo bias.
 uint64_t rng_below(Rng *r, uint64_t n);
+// An index drawn with probabilities probs[0..n): the first whose running sum
+// passes one uniform draw (n - 1 if rounding leaves the sum short of it).
+int rng_categorical(Rng *r, const float *probs, int n);
 
 #endif

@@ -1,4 +1,4 @@
-// rt: MPI lifetime, error handling, rank-0 printing and timers.
+// rt: MPI lifetime, the command line, and input every rank must agree on.
 #include "rt.h"
 #include "comm.h"
 #include "kernels.h"
@@ -8,13 +8,12 @@
 #include "kernels_cuda.h"
 #endif
 
+#include <errno.h>
 #include <mpi.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-Runtime rt = { 0, 1, 0, DEV_CPU, "zero-course" };
 
 // ----------------------------------------------------------------------------
 // lifetime
@@ -36,6 +35,9 @@ static int read_local_rank(void) {
     return r;
 }
 
+// fatal's way out: no rank is left waiting in a collective.
+static void abort_every_rank(void) { MPI_Abort(MPI_COMM_WORLD, 1); }
+
 void rt_init(int *argc, char ***argv, const char *prog) {
     int provided = 0;
     rt.prog = prog;
@@ -43,6 +45,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
         fprintf(stderr, "%s: MPI_Init_thread failed\n", prog);
         exit(1);
     }
+    base_set_abort(abort_every_rank);
     // Errors come back as codes so CHECK_MPI can name the call.
     CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rt.rank));
@@ -56,18 +59,6 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     comm_init();
 }
 
-void rt_use_device(const char *name) {
-    if (strcmp(name, "cuda") != 0) return;
-#ifdef ZC_CUDA
-    const char *why = gpu_open(rt.local_rank);
-    agree_input(why == NULL, why);  // a GPU missing on one node stops every rank
-    rt.device = DEV_CUDA;
-    cuda_kernels_init();
-#else
-    usage_error("--device cuda: this build has no CUDA support (use --device cpu)");
-#endif
-}
-
 void rt_finalize(void) {
     comm_finalize();
 #ifdef ZC_CUDA
@@ -77,26 +68,61 @@ void rt_finalize(void) {
     }
 #endif
     fflush(stdout);
+    base_set_abort(NULL);
     MPI_Finalize();
 }
 
 // ----------------------------------------------------------------------------
-// errors
+// the command line and the run's files
 
-void fatal(const char *fmt, ...) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fflush(stdout);
-    fprintf(stderr, "rank %d: %s\n", rt.rank, msg);
-    fflush(stderr);
-    int up = 0;
-    MPI_Initialized(&up);
-    if (up) MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
+void rt_args(Args *a, int argc, char **argv, const char *accepted) {
+    char err[512];
+    int r = args_parse(a, argc, argv, accepted, rt.world, err, sizeof err);
+    if (r == ARGS_HELP) {
+        if (rt.rank == 0) args_help(rt.prog, accepted);
+        rt_finalize();
+        exit(0);
+    }
+    if (r == ARGS_ERROR) usage_error("%s", err);
+    rt_use_device(a->device);
 }
+
+void rt_use_device(const char *name) {
+    if (strcmp(name, "cuda") != 0) return;
+#ifdef ZC_CUDA
+    agree_input(gpu_open(rt.local_rank));  // a GPU missing on one node stops every rank
+    rt.device = DEV_CUDA;
+    cuda_kernels_init();
+#else
+    usage_error("--device cuda: this build has no CUDA support (use --device cpu)");
+#endif
+}
+
+// NULL if rank 0 can create or append to path (checked before training, not after).
+static const char *can_write(const char *path, const char *what) {
+    static char reason[512];
+    FILE *f = fopen(path, "ab");
+    if (!f) {
+        snprintf(reason, sizeof reason, "cannot write %s '%s': %s", what, path, strerror(errno));
+        return reason;
+    }
+    fclose(f);
+    return NULL;
+}
+
+void rt_setup(const Args *a) {
+    if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
+    const char *outputs[][2] = { { a->save_model, "model file" }, { a->loss_log, "loss log" },
+                                 { a->trace, "trace" } };
+    for (int k = 0; k < 3; k++) {
+        const char *err = NULL;
+        if (outputs[k][0] && rt.rank == 0) err = can_write(outputs[k][0], outputs[k][1]);
+        agree_input(err);
+    }
+}
+
+// ----------------------------------------------------------------------------
+// bad input
 
 static void __attribute__((noreturn)) exit_bad_input(void) {
     fflush(stdout);
@@ -117,48 +143,10 @@ void usage_error(const char *fmt, ...) {
     exit_bad_input();
 }
 
-void agree_input(int ok, const char *msg) {
-    int mine = ok ? rt.world : rt.rank, first = mine;
+void agree_input(const char *err) {
+    int mine = err ? rt.rank : rt.world, first = mine;
     comm_agree_min(&first);
     if (first == rt.world) return;
-    if (first == rt.rank) fprintf(stderr, "%s: %s\n", rt.prog, msg);
+    if (first == rt.rank) fprintf(stderr, "%s: %s\n", rt.prog, err);
     exit_bad_input();
-}
-
-// ----------------------------------------------------------------------------
-// printing and time
-
-void print0(const char *fmt, ...) {
-    if (rt.rank != 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-}
-
-double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-#define STEPTIMES 65536
-static float steptimes[STEPTIMES];  // static: bookkeeping, not a model buffer
-static long nsteptimes;
-
-void steptime_record(double ms) { steptimes[nsteptimes++ % STEPTIMES] = (float)ms; }
-void steptime_reset(void) { nsteptimes = 0; }
-
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-double steptime_median(void) {
-    long n = nsteptimes < STEPTIMES ? nsteptimes : STEPTIMES;
-    if (n == 0) return 0.0;
-    static float sorted[STEPTIMES];
-    memcpy(sorted, steptimes, (size_t)n * sizeof(float));
-    qsort(sorted, (size_t)n, sizeof(float), cmp_float);
-    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }

@@ -10,13 +10,18 @@ double theory_model_state(ZeroStage s, double psi, double psi_pad, int n, int b,
     }
 }
 
+double theory_all_reduce(double bytes, int n) { return 2.0 * (n - 1.0) / n * bytes; }
+double theory_gather(double bytes, int n) { return (n - 1.0) / n * bytes; }
+
+// DDP all-reduces the gradients; ZeRO-1 and -2 reduce-scatter them and
+// all-gather the params (one all-reduce's worth); ZeRO-3 also gathers the params
+// before backward.
 double theory_comm(ZeroStage s, double psi, double psi_pad, int n, int b) {
-    double f = (n - 1.0) / n;
     switch (s) {
-    case ZERO_DDP: return 2.0 * f * b * psi;
+    case ZERO_DDP: return theory_all_reduce(b * psi, n);
     case ZERO_1:
-    case ZERO_2: return 2.0 * f * b * psi_pad;
-    default: return 3.0 * f * b * psi_pad;
+    case ZERO_2: return theory_all_reduce(b * psi_pad, n);
+    default: return theory_gather(3.0 * b * psi_pad, n);
     }
 }
 

@@ -14,6 +14,10 @@ double theory_model_state(ZeroStage s, double psi, double psi_pad, int n, int b,
 // Bytes each rank sends per step in the ring model, for one micro-batch and no
 // clipping: DDP 2(N-1)/N bΨ, ZeRO-1 and -2 2(N-1)/N bΨ_pad, ZeRO-3 3(N-1)/N bΨ_pad.
 double theory_comm(ZeroStage s, double psi, double psi_pad, int n, int b);
+// The ring model of one collective on a buffer of bytes: what each rank sends in
+// an all-reduce, 2(N-1)/N of it, and in a reduce-scatter or all-gather, (N-1)/N.
+double theory_all_reduce(double bytes, int n);
+double theory_gather(double bytes, int n);
 const char *zero_stage_name(ZeroStage s);
 
 #endif

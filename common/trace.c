@@ -2,6 +2,7 @@
 // The event list is bookkeeping of the tool, like mem's own table, so it lives
 // outside mem (and outside the memory report); the gather buffer is mem's.
 #include "trace.h"
+#include "base.h"
 #include "comm.h"
 #include "mem.h"
 #include "rt.h"
@@ -48,22 +49,31 @@ static void add(const char *fmt, ...) {
     pthread_mutex_unlock(&tr.lock);
 }
 
+// A collective ran from launch to end (now_s clock): comm calls this, on its
+// thread, once trace_open has registered it.
+static void trace_collective(CollKind kind, double launch, double start, double end,
+                             uint64_t bytes) {
+    if (!tr.on) return;
+    add("{\"name\":\"%s\",\"cat\":\"comm\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
+        "\"args\":{\"payload_bytes\":%.0f,\"queued_us\":%.3f}}", coll_name(kind), rt.rank, us(launch),
+        1e6 * (end - launch), (double)bytes, 1e6 * (start - launch));
+}
+
 void trace_open(const char *path) {
     static char reason[512];
     FILE *f = rt.rank == 0 ? fopen(path, "w") : NULL;
     if (rt.rank == 0 && !f) snprintf(reason, sizeof reason, "cannot write trace '%s': %s", path, strerror(errno));
     if (f) fclose(f);
-    agree_input(rt.rank != 0 || f != NULL, reason);
+    agree_input(rt.rank == 0 && !f ? reason : NULL);
     comm_barrier();
     tr.t0 = now_s();
     tr.on = 1;
+    comm_observe(trace_collective);
     add("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}}", rt.rank, rt.rank);
     add("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"compute\"}}", rt.rank);
     add("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":1,\"args\":{\"name\":\"communication\"}}",
         rt.rank);
 }
-
-int trace_on(void) { return tr.on; }
 
 void trace_phase(const char *name, int layer) {
     if (!tr.on) return;
@@ -83,13 +93,6 @@ void trace_phase(const char *name, int layer) {
         m.cur[MEM_ACTIVATIONS], m.cur[MEM_COMM_BUFFERS]);
 }
 
-void trace_collective(const char *name, double launch, double start, double end, double bytes) {
-    if (!tr.on) return;
-    add("{\"name\":\"%s\",\"cat\":\"comm\",\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
-        "\"args\":{\"payload_bytes\":%.0f,\"queued_us\":%.3f}}", name, rt.rank, us(launch), 1e6 * (end - launch),
-        bytes, 1e6 * (start - launch));
-}
-
 // ----------------------------------------------------------------------------
 // writing: every rank's text, padded to the longest, all-gathered
 
@@ -97,6 +100,7 @@ const char *trace_write(const char *path) {
     static char reason[512];
     trace_phase(NULL, 0);
     comm_barrier();  // every collective of every rank has been recorded
+    comm_observe(NULL);
     pthread_mutex_lock(&tr.lock);
     tr.on = 0;
     pthread_mutex_unlock(&tr.lock);

@@ -5,17 +5,15 @@
 #ifndef TRACE_H
 #define TRACE_H
 
-// Starts recording on every rank (collective: the ranks agree on time zero).
-// If rank 0 cannot write path, every rank exits with status 2 and one line.
+// Starts recording on every rank (collective: the ranks agree on time zero)
+// and registers with comm as the observer of finished collectives. If rank 0
+// cannot write path, every rank exits with status 2 and one line.
 void trace_open(const char *path);
-// 1 while recording.
-int trace_on(void);
 // The compute track moves to a new phase, ending the one before; layer < 0
 // for none. name NULL just ends the current phase.
 void trace_phase(const char *name, int layer);
-// A collective ran from launch to end (now_s clock); called by comm.
-void trace_collective(const char *name, double launch, double start, double end, double bytes);
-// Collective: rank 0 writes every rank's events to path; recording stops.
+// Collective: rank 0 writes every rank's events to path; recording stops and
+// the observer is removed.
 // Returns NULL or a one-line reason (rank 0).
 const char *trace_write(const char *path);
 

@@ -18,21 +18,19 @@
 // Communication per step: one all-reduce of Ψ floats; in the ring algorithm each
 // rank sends 2(N-1)/N x 4Ψ bytes.
 
-#include "../common/args.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
+#include "../common/report.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
 #include "../common/trace.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define STAGE "lc1_distributed_adam"
@@ -76,7 +74,6 @@ typedef struct {
     Adam opt;
     Acts acts;
     Data data;
-    FILE *loss_log;
     double loss;                // the last step's mean loss over the global batch
     CommStats comm;             // the communication of the training steps
 } Trainer;
@@ -99,11 +96,6 @@ void model_build(Model *m, const Args *a) {
     m->grads = mem_alloc(MEM_GRADS, m->numel * sizeof(float));
 }
 
-float *weight(const Model *m, float *buf, int l) { return buf + m->layer[l].off; }
-float *bias(const Model *m, float *buf, int l) {
-    return buf + m->layer[l].off + (size_t)m->layer[l].out * m->layer[l].in;
-}
-
 // Elements [first, first+count) of layer l's segment as PyTorch's nn.Linear
 // draws them: uniform in +-1/sqrt(fan_in), weights then bias. Each element has
 // its own random number, so any slice can be drawn on its own.
@@ -115,49 +107,6 @@ void init_segment(float *dst, const Layer *L, int l, uint64_t seed, size_t first
 void init_params(Model *m, uint64_t seed) {
     for (int l = 0; l < m->nlayers; l++)
         init_segment(m->params + m->layer[l].off, &m->layer[l], l, seed, 0, m->layer[l].numel);
-}
-
-// Tensor names and shapes of layer l's weight (w = 1) or bias (w = 0).
-void tensor_spec(const Model *m, int l, int w, CkptTensor *t) {
-    memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "layers.%d.%s", l, w ? "weight" : "bias");
-    strcpy(t->dtype, "F32");
-    t->ndim = w ? 2 : 1;
-    t->shape[0] = m->layer[l].out;
-    t->shape[1] = m->layer[l].in;
-}
-
-const char *load_params(Model *m, const char *path) {
-    Ckpt c;
-    const char *err = ckpt_open(&c, path);
-    if (err) return err;
-    static char msg[256];
-    if (c.n != 2 * m->nlayers) {
-        snprintf(msg, sizeof msg, "%s: has %d tensors, this model has %d", path, c.n, 2 * m->nlayers);
-        err = msg;
-    }
-    for (int l = 0; l < m->nlayers && !err; l++)
-        for (int w = 1; w >= 0 && !err; w--) {
-            CkptTensor t;
-            tensor_spec(m, l, w, &t);
-            size_t n = w ? (size_t)t.shape[0] * t.shape[1] : (size_t)t.shape[0];
-            err = ckpt_read(&c, t.name, t.ndim, t.shape, 0, n,
-                            w ? weight(m, m->params, l) : bias(m, m->params, l));
-        }
-    ckpt_close(&c);
-    return err;
-}
-
-const char *save_params(const Model *m, const char *path) {
-    CkptTensor specs[2 * MAX_LAYERS];
-    const float *data[2 * MAX_LAYERS];
-    for (int l = 0; l < m->nlayers; l++)
-        for (int w = 1; w >= 0; w--) {
-            int k = 2 * l + (1 - w);
-            tensor_spec(m, l, w, &specs[k]);
-            data[k] = w ? weight(m, m->params, l) : bias(m, m->params, l);
-        }
-    return ckpt_write(path, 2 * m->nlayers, specs, data);
 }
 
 // ----------------------------------------------------------------------------
@@ -187,14 +136,17 @@ void acts_free(Acts *x, const Model *m) {
 }
 
 // Runs rows examples from x->ctx; the logits end up in x->act[nlayers].
-void forward(Model *m, Acts *x, int rows) {
+void forward(Trainer *t, int rows) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
     one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
     for (int l = 0; l < m->nlayers; l++) {
         trace_phase("forward", l);
         const Layer *L = &m->layer[l];
         float *y = x->act[l + 1];
-        matmul(y, x->act[l], weight(m, m->params, l), rows, L->out, L->in, 0, 1, 0.0f);
-        bias_add(y, bias(m, m->params, l), rows, L->out);
+        const float *W = m->params + L->off;  // weight [out, in], then the bias
+        matmul(y, x->act[l], W, rows, L->out, L->in, 0, 1, 0.0f);
+        bias_add(y, W + (size_t)L->out * L->in, rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
     }
     trace_phase(NULL, 0);
@@ -203,19 +155,23 @@ void forward(Model *m, Acts *x, int rows) {
 // Adds this micro-batch's gradients into m->grads. Gradients are of the mean
 // loss over the global batch, so each example's share is scaled by 1/B here.
 // Returns the sum of the micro-batch's losses.
-double forward_backward(Model *m, Acts *x, int global_batch) {
+double forward_backward(Trainer *t, int global_batch) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
     int rows = x->rows;
-    forward(m, x, rows);
+    forward(t, rows);
     float *d = x->d[0], *dn = x->d[1];
     double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
                                1.0f / (float)global_batch);
     for (int l = m->nlayers - 1; l >= 0; l--) {
         trace_phase("backward", l);
         const Layer *L = &m->layer[l];
-        matmul(weight(m, m->grads, l), d, x->act[l], L->out, L->in, rows, 1, 0, 1.0f);
-        bias_grad(bias(m, m->grads, l), d, rows, L->out);
+        const float *W = m->params + L->off;
+        float *g = m->grads + L->off;  // the layer's gradient, laid out as W
+        matmul(g, d, x->act[l], L->out, L->in, rows, 1, 0, 1.0f);
+        bias_grad(g + (size_t)L->out * L->in, d, rows, L->out);
         if (l == 0) break;  // the input is data: no gradient needed
-        matmul(dn, d, weight(m, m->params, l), rows, L->in, L->out, 0, 0, 0.0f);
+        matmul(dn, d, W, rows, L->in, L->out, 0, 0, 0.0f);
         relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
         float *swap = d; d = dn; dn = swap;
     }
@@ -250,36 +206,51 @@ void adam_step(Adam *o, Model *m) {
 }
 
 // ----------------------------------------------------------------------------
+// model files
+
+// Reads the model from a safetensors file, layer by layer.
+const char *load_params(Model *m, const char *path) {
+    Ckpt c;
+    const char *err = ckpt_open_model(&c, path, m->nlayers);
+    for (int l = 0; l < m->nlayers && !err; l++) {
+        const Layer *L = &m->layer[l];
+        err = ckpt_read_layer(&c, l, L->out, L->in, 0, L->numel, m->params + L->off);
+    }
+    ckpt_close(&c);
+    return err;
+}
+
+// Rank 0 writes the model, layer by layer. Returns its error, if any.
+const char *save_params(Trainer *t, const char *path) {
+    const Model *m = &t->model;
+    CkptTensor specs[2 * MAX_LAYERS];
+    for (int l = 0; l < m->nlayers; l++) ckpt_linear_specs(specs + 2 * l, l, m->layer[l].out, m->layer[l].in);
+    CkptWriter f;
+    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
+    for (int l = 0; l < m->nlayers; l++) {
+        const float *p = m->params + m->layer[l].off;  // weight, then bias: the file's order
+        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, m->layer[l].numel);
+    }
+    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
+    return err;
+}
+
+// ----------------------------------------------------------------------------
 // training
 
 void trainer_setup(Trainer *t, const Args *a) {
     memset(t, 0, sizeof *t);
     t->a = *a;
-    if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
-    const char *err = data_load(&t->data, a->data, a->context, a->seed);
-    agree_input(err == NULL, err);
+    rt_setup(a);
+    agree_input(data_load(&t->data, a->data, a->context, a->seed));
     model_build(&t->model, a);
-    if (a->init) {
-        err = load_params(&t->model, a->init);
-        agree_input(err == NULL, err);
-    } else {
-        init_params(&t->model, a->seed);
-    }
+    if (a->init) agree_input(load_params(&t->model, a->init));
+    else init_params(&t->model, a->seed);
     adam_alloc(&t->opt, a, t->model.numel);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
-    err = NULL;
-    if (a->save_model && rt.rank == 0) err = ckpt_can_write(a->save_model);
-    agree_input(err == NULL, err);
-    static char msg[512];
-    if (a->loss_log && rt.rank == 0 && !(t->loss_log = fopen(a->loss_log, "w"))) {
-        snprintf(msg, sizeof msg, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
-        err = msg;
-    }
-    agree_input(err == NULL, err);
 }
 
 void trainer_teardown(Trainer *t) {
-    if (t->loss_log) fclose(t->loss_log);
     acts_free(&t->acts, &t->model);
     mem_free(t->opt.m);
     mem_free(t->opt.v);
@@ -298,7 +269,7 @@ double train_step(Trainer *t, long step) {
     double loss = 0.0;
     for (int k = 0; k < t->a.accum; k++) {
         data_batch(&t->data, step, B, rt.rank * per_rank + k * x->rows, x->rows, x->ctx, x->targets);
-        loss += forward_backward(m, x, B);
+        loss += forward_backward(t, B);
     }
     // Each rank's gradient covers its B/N examples (already scaled by 1/B): the
     // sum over ranks is the gradient of the global batch.
@@ -312,64 +283,29 @@ double train_step(Trainer *t, long step) {
 }
 
 void train(Trainer *t) {
-    long steps = t->a.steps;
-    double window_start = now_s();
-    long window_steps = 0;
-    comm_reset_stats();
-    mem_reset_peaks();
-    steptime_reset();
-    for (long s = 0; s < steps; s++) {
-        double t0 = now_s();
+    Progress p;
+    progress_start(&p, &t->a);
+    for (long s = 0; s < t->a.steps; s++) {
+        progress_begin_step(&p);
         t->loss = train_step(t, s);
-        kernels_wait();  // on a GPU the step ends when its queued kernels have run
-        double ms = 1e3 * (now_s() - t0);
-        steptime_record(ms);
-        window_steps++;
-        if (t->loss_log) fprintf(t->loss_log, "%ld %.9g\n", s + 1, t->loss);
-        int every = t->a.log_every;
-        if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
-            double dt = now_s() - window_start;
-            print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s\n", s + 1, steps, t->loss,
-                   1e3 * dt / window_steps, t->a.batch * window_steps / dt);
-            window_start = now_s();
-            window_steps = 0;
-        }
+        progress_end_step(&p, s, t->loss, NULL);
     }
-    t->comm = comm_stats();
+    t->comm = progress_end(&p);
 }
 
 // ----------------------------------------------------------------------------
 // sampling
 
-// Rank 0 draws words from the trained model, one symbol at a time.
-void sample_words(Trainer *t) {
-    if (t->a.sample == 0) return;
-    print0("\nsamples:");
-    Model *m = &t->model;
-    Acts *x = &t->acts;
-    Rng r = rng_stream(t->a.seed, RNG_STREAM_SAMPLE);
-    float probs[VOCAB];
-    for (int w = 0; w < t->a.sample && rt.rank == 0; w++) {
-        char word[64];
-        int len = 0;
-        memset(x->ctx, 0, (size_t)m->T);
-        for (;;) {
-            forward(m, x, 1);
-            softmax_row(probs, x->act[m->nlayers], VOCAB);
-            float u = rng_uniform(&r), acc = 0.0f;
-            int next = VOCAB - 1;
-            for (int c = 0; c < VOCAB; c++)
-                if (u < (acc += probs[c])) { next = c; break; }
-            if (next == 0 || len == (int)sizeof word - 1) break;
-            word[len++] = data_char(next);
-            memmove(x->ctx, x->ctx + 1, (size_t)m->T - 1);
-            x->ctx[m->T - 1] = (uint8_t)next;
-        }
-        word[len] = '\0';
-        print0(" %s", word);
-    }
-    print0("\n");
+// The probabilities of the symbol after the T symbols in ctx: a forward of one row.
+void next_symbol(void *trainer, const uint8_t *ctx, float *probs) {
+    Trainer *t = trainer;
+    memcpy(t->acts.ctx, ctx, (size_t)t->model.T);
+    forward(t, 1);
+    softmax_row(probs, t->acts.act[t->model.nlayers], VOCAB);
 }
+
+// Rank 0 draws words from the trained model, one symbol at a time.
+void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 0, next_symbol, t); }
 
 // ----------------------------------------------------------------------------
 // reports
@@ -378,26 +314,21 @@ void sample_words(Trainer *t) {
 double model_state_formula(const Model *m) {
     return theory_model_state(ZERO_DDP, (double)m->numel, (double)m->numel, rt.world, 4, 8);
 }
-// Bytes each rank sends per step under the ring model: 2(N-1)/N x 4Ψ.
-double comm_theory(const Model *m) {
-    return 2.0 * (rt.world - 1) * 4.0 * (double)m->numel / rt.world;
+// Bytes each rank sends per step under the ring model: one all-reduce of the
+// gradients, 2(N-1)/N x 4Ψ.
+double comm_theory(const Trainer *t) {
+    return theory_comm(ZERO_DDP, (double)t->model.numel, (double)t->model.numel, rt.world, 4);
 }
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    char formula[128], theory[128];
+    char formula[128], theory[384];
     snprintf(formula, sizeof formula, "16Ψ = 16 x %zu", m->numel);
-    size_t peak = 0;
-    size_t state = mem_report(formula, model_state_formula(m), &peak);
+    MemReport mem = report_memory(formula, model_state_formula(m));
     snprintf(theory, sizeof theory, "all_reduce 2(N-1)/N x 4Ψ = 2 x %d/%d x 4 x %zu", rt.world - 1,
              rt.world, m->numel);
-    comm_report(&t->comm, (int)t->a.steps, theory, comm_theory(m));
-    double sent = comm_total_sent_bytes(&t->comm) / (double)t->a.steps;
-    print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
-           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f "
-           "model_state_formula=%.0f%s\n",
-           STAGE, rt.world, t->a.device, m->numel, t->a.steps, t->loss, state, peak, sent,
-           steptime_median(), model_state_formula(m), mem_summary_fields());
+    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 
 // ----------------------------------------------------------------------------
@@ -407,22 +338,15 @@ void report(Trainer *t) {
 int main(int argc, char **argv) {
     rt_init(&argc, &argv, STAGE);
     Args a;
-    args_init(&a, argc, argv, OPTIONS);
+    rt_args(&a, argc, argv, OPTIONS);
     Trainer t;
     trainer_setup(&t, &a);
     print0("%s: %d rank%s, Ψ = %zu parameters (%d Linear layers), %zu words, %zu examples\n",
            STAGE, rt.world, rt.world > 1 ? "s" : "", t.model.numel, t.model.nlayers,
            t.data.nwords, t.data.n);
-    if (a.trace) trace_open(a.trace);
     train(&t);
-    if (a.trace) {
-        const char *err = trace_write(a.trace);
-        if (err) fatal("%s", err);
-    }
-    if (a.save_model && rt.rank == 0) {
-        const char *err = save_params(&t.model, a.save_model);
-        if (err) fatal("%s", err);
-    }
+    const char *err = a.save_model ? save_params(&t, a.save_model) : NULL;
+    if (err) fatal("%s", err);
     sample_words(&t);
     report(&t);
     trainer_teardown(&t);

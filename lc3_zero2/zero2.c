@@ -25,21 +25,19 @@
 // (K+1)(N-1)/N x 4Ψ_pad bytes sent per rank, the same 2(N-1)/N x 4Ψ_pad as lc1
 // and lc2 when K = 1.
 
-#include "../common/args.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
+#include "../common/report.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
 #include "../common/trace.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define STAGE "lc3_zero2"
@@ -96,14 +94,13 @@ typedef struct {
     Adam opt;
     Acts acts;
     Data data;
-    FILE *loss_log;
     double loss;                // the last step's mean loss over the global batch
     CommStats comm;             // the communication of the training steps
-    float *stage;               // a padded copy of one segment, for the collectives
+    float *padded;              // one segment padded to a multiple of N, for the collectives
     Bucket bucket[MAX_LAYERS];
     int nbuckets;
     Bucket *sending;            // the bucket whose reduce-scatter is in flight
-    double rs_time, rs_hidden;  // seconds of reduce-scatter, and of it under compute
+    CommOverlap rs;             // time of the reduce-scatters, and of it under compute
 } Trainer;
 
 void model_build(Model *m, const Args *a) {
@@ -126,11 +123,6 @@ void model_build(Model *m, const Args *a) {
     }
     m->params = mem_alloc(MEM_PARAMS, m->numel * sizeof(float));
     m->grads = mem_alloc(MEM_GRADS, m->shard_numel * sizeof(float));
-}
-
-float *weight(const Model *m, float *buf, int l) { return buf + m->layer[l].off; }
-float *bias(const Model *m, float *buf, int l) {
-    return buf + m->layer[l].off + (size_t)m->layer[l].out * m->layer[l].in;
 }
 
 // This rank's slice of layer l inside a full buffer, and how many of its
@@ -157,47 +149,96 @@ void init_params(Model *m, uint64_t seed) {
         init_segment(m->params + m->layer[l].off, &m->layer[l], l, seed, 0, m->layer[l].numel);
 }
 
-// Tensor names and shapes of layer l's weight (w = 1) or bias (w = 0).
-void tensor_spec(const Model *m, int l, int w, CkptTensor *t) {
-    memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "layers.%d.%s", l, w ? "weight" : "bias");
-    strcpy(t->dtype, "F32");
-    t->ndim = w ? 2 : 1;
-    t->shape[0] = m->layer[l].out;
-    t->shape[1] = m->layer[l].in;
-}
+// ----------------------------------------------------------------------------
+// sharding: the collectives that replace lc1's all-reduce
 
-const char *load_params(Model *m, const char *path) {
-    Ckpt c;
-    const char *err = ckpt_open(&c, path);
-    if (err) return err;
-    static char msg[256];
-    if (c.n != 2 * m->nlayers) {
-        snprintf(msg, sizeof msg, "%s: has %d tensors, this model has %d", path, c.n, 2 * m->nlayers);
-        err = msg;
-    }
-    for (int l = 0; l < m->nlayers && !err; l++)
-        for (int w = 1; w >= 0 && !err; w--) {
-            CkptTensor t;
-            tensor_spec(m, l, w, &t);
-            size_t n = w ? (size_t)t.shape[0] * t.shape[1] : (size_t)t.shape[0];
-            err = ckpt_read(&c, t.name, t.ndim, t.shape, 0, n,
-                            w ? weight(m, m->params, l) : bias(m, m->params, l));
-        }
-    ckpt_close(&c);
-    return err;
-}
-
-const char *save_params(const Model *m, const char *path) {
-    CkptTensor specs[2 * MAX_LAYERS];
-    const float *data[2 * MAX_LAYERS];
+// A collective cuts a buffer into N equal slices, so a segment whose length is
+// not a multiple of N goes through t->padded, padded with zeros: a buffer the
+// size of the longest such segment (none if every segment divides by N).
+float *padded_alloc(const Model *m) {
+    size_t widest = 0;
     for (int l = 0; l < m->nlayers; l++)
-        for (int w = 1; w >= 0; w--) {
-            int k = 2 * l + (1 - w);
-            tensor_spec(m, l, w, &specs[k]);
-            data[k] = w ? weight(m, m->params, l) : bias(m, m->params, l);
+        if (m->layer[l].pad != m->layer[l].numel && m->layer[l].pad > widest) widest = m->layer[l].pad;
+    return widest ? mem_alloc(MEM_COMM_BUFFERS, widest * sizeof(float)) : NULL;
+}
+
+float *padded_segment(Trainer *t, float *buf, int l) {
+    const Layer *L = &t->model.layer[l];
+    return L->pad == L->numel ? buf + L->off : t->padded;
+}
+
+// Groups layers into buckets from the last layer down, the order backward
+// finishes them: a bucket takes the next layer while their padded gradients fit
+// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
+void buckets_plan(Trainer *t) {
+    const Model *m = &t->model;
+    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
+    t->nbuckets = 0;
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
+        if (b && 4.0 * N * (double)(b->count + m->layer[l].shard) <= cap) {
+            b->lo = l;
+            b->count += m->layer[l].shard;
+            continue;
         }
-    return ckpt_write(path, 2 * m->nlayers, specs, data);
+        b = &t->bucket[t->nbuckets++];
+        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
+    }
+}
+
+// Waits for the reduce-scatter in flight, then frees its full gradients.
+void reduce_scatter_wait(Trainer *t) {
+    Bucket *b = t->sending;
+    if (!b) return;
+    comm_wait_timed(b->req, &t->rs);
+    mem_free(b->buf);
+    b->buf = NULL;
+    t->sending = NULL;
+}
+
+// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
+void reduce_scatter_launch(Trainer *t, Bucket *b) {
+    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
+    const Model *m = &t->model;
+    float *shards = m->grads + m->layer[b->lo].soff;
+    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
+    // micro-batches) to my own contribution keeps it in the sum.
+    axpy(b->buf + (size_t)rt.rank * b->count, 1.0f, shards, b->count);
+    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, DT_F32);
+    t->sending = b;
+}
+
+// Backward has produced g, layer l's full gradient. A bucket of one layer sends
+// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
+// of every layer together), so g is copied in and freed.
+void grads_ready(Trainer *t, int l, float *g) {
+    const Model *m = &t->model;
+    const Layer *L = &m->layer[l];
+    Bucket *b = t->bucket;
+    while (l < b->lo) b++;
+    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
+    if (b->lo == b->hi) {
+        b->buf = g;
+    } else {
+        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * sizeof(float));
+        size_t at = L->soff - m->layer[b->lo].soff;
+        for (int r = 0; r < rt.world; r++)
+            copy(b->buf + (size_t)r * b->count + at, g + (size_t)r * L->shard, L->shard);
+        mem_free(g);
+    }
+    if (l == b->lo) reduce_scatter_launch(t, b);
+}
+
+// Every rank has updated its slices of the params: gather them all back.
+void all_gather_params(Trainer *t) {
+    Model *m = &t->model;
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        float *seg = padded_segment(t, m->params, l), *mine = seg + (size_t)rt.rank * L->shard;
+        if (seg == t->padded) copy(mine, own_slice(m, m->params, l), own_numel(L));
+        comm_all_gather(mine, seg, L->shard, DT_F32);  // in place
+        if (seg == t->padded) copy(m->params + L->off, seg, L->numel);
+    }
 }
 
 // ----------------------------------------------------------------------------
@@ -227,20 +268,21 @@ void acts_free(Acts *x, const Model *m) {
 }
 
 // Runs rows examples from x->ctx; the logits end up in x->act[nlayers].
-void forward(Model *m, Acts *x, int rows) {
+void forward(Trainer *t, int rows) {
+    Model *m = &t->model;
+    Acts *x = &t->acts;
     one_hot(x->act[0], x->ctx, rows, m->T, VOCAB);
     for (int l = 0; l < m->nlayers; l++) {
         trace_phase("forward", l);
         const Layer *L = &m->layer[l];
         float *y = x->act[l + 1];
-        matmul(y, x->act[l], weight(m, m->params, l), rows, L->out, L->in, 0, 1, 0.0f);
-        bias_add(y, bias(m, m->params, l), rows, L->out);
+        const float *W = m->params + L->off;  // weight [out, in], then the bias
+        matmul(y, x->act[l], W, rows, L->out, L->in, 0, 1, 0.0f);
+        bias_add(y, W + (size_t)L->out * L->in, rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
     }
     trace_phase(NULL, 0);
 }
-
-void grads_ready(Trainer *t, int l, float *g);  // in the sharding section below
 
 // Adds this micro-batch's gradients, summed over ranks, into m->grads: each
 // layer's full gradient goes to the comm thread as soon as it is computed.
@@ -250,19 +292,20 @@ double forward_backward(Trainer *t, int global_batch) {
     Model *m = &t->model;
     Acts *x = &t->acts;
     int rows = x->rows;
-    forward(m, x, rows);
+    forward(t, rows);
     float *d = x->d[0], *dn = x->d[1];
     double loss = softmax_xent(x->act[m->nlayers], x->targets, d, rows, VOCAB,
                                1.0f / (float)global_batch);
     for (int l = m->nlayers - 1; l >= 0; l--) {
         trace_phase("backward", l);
         const Layer *L = &m->layer[l];
+        const float *W = m->params + L->off;
         float *g = mem_alloc(MEM_GRADS, L->pad * sizeof(float));  // zeros, padding included
         matmul(g, d, x->act[l], L->out, L->in, rows, 1, 0, 0.0f);
         bias_grad(g + (size_t)L->out * L->in, d, rows, L->out);
         grads_ready(t, l, g);  // may launch a reduce-scatter: it runs under what follows
         if (l == 0) break;  // the input is data: no gradient needed
-        matmul(dn, d, weight(m, m->params, l), rows, L->in, L->out, 0, 0, 0.0f);
+        matmul(dn, d, W, rows, L->in, L->out, 0, 0, 0.0f);
         relu_backward(dn, dn, x->act[l], (size_t)rows * L->in);
         float *swap = d; d = dn; dn = swap;
     }
@@ -311,96 +354,33 @@ void adam_step(Adam *o, Model *m) {
 }
 
 // ----------------------------------------------------------------------------
-// sharding: the collectives that replace lc1's all-reduce
+// model files
 
-// A collective cuts a buffer into N equal slices, so a segment whose length is
-// not a multiple of N goes through the staging buffer, padded with zeros.
-float *padded_segment(Trainer *t, float *buf, int l) {
-    const Layer *L = &t->model.layer[l];
-    return L->pad == L->numel ? buf + L->off : t->stage;
-}
-
-// Groups layers into buckets from the last layer down, the order backward
-// finishes them: a bucket takes the next layer while their padded gradients fit
-// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
-void buckets_plan(Trainer *t) {
-    const Model *m = &t->model;
-    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
-    t->nbuckets = 0;
-    for (int l = m->nlayers - 1; l >= 0; l--) {
-        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
-        if (b && 4.0 * N * (double)(b->count + m->layer[l].shard) <= cap) {
-            b->lo = l;
-            b->count += m->layer[l].shard;
-            continue;
-        }
-        b = &t->bucket[t->nbuckets++];
-        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
-    }
-}
-
-// Waits for request r. Adds the time it ran on the comm thread to *time, and to
-// *hidden the part of that before this thread began to wait: time it ran while
-// this thread computed.
-void wait_timed(CommReq r, double *time, double *hidden) {
-    double waiting_from = now_s(), start, end;
-    comm_wait(r);
-    comm_req_times(r, &start, &end);
-    *time += end - start;
-    *hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
-}
-
-// Waits for the reduce-scatter in flight, then frees its full gradients.
-void reduce_scatter_wait(Trainer *t) {
-    Bucket *b = t->sending;
-    if (!b) return;
-    wait_timed(b->req, &t->rs_time, &t->rs_hidden);
-    mem_free(b->buf);
-    b->buf = NULL;
-    t->sending = NULL;
-}
-
-// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
-void reduce_scatter_launch(Trainer *t, Bucket *b) {
-    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
-    float *shards = t->model.grads + t->model.layer[b->lo].soff;
-    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
-    // micro-batches) to my own contribution keeps it in the sum.
-    axpy(b->buf + (size_t)rt.rank * b->count, 1.0f, shards, b->count);
-    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, DT_F32);
-    t->sending = b;
-}
-
-// Backward has produced g, layer l's full gradient. A bucket of one layer sends
-// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
-// of every layer together), so g is copied in and freed.
-void grads_ready(Trainer *t, int l, float *g) {
-    const Layer *L = &t->model.layer[l];
-    Bucket *b = t->bucket;
-    while (l < b->lo) b++;
-    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
-    if (b->lo == b->hi) {
-        b->buf = g;
-    } else {
-        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * sizeof(float));
-        size_t at = L->soff - t->model.layer[b->lo].soff;
-        for (int r = 0; r < rt.world; r++)
-            copy(b->buf + (size_t)r * b->count + at, g + (size_t)r * L->shard, L->shard);
-        mem_free(g);
-    }
-    if (l == b->lo) reduce_scatter_launch(t, b);
-}
-
-// Every rank has updated its slices of the params: gather them all back.
-void all_gather_params(Trainer *t) {
-    Model *m = &t->model;
-    for (int l = 0; l < m->nlayers; l++) {
+// Reads the model from a safetensors file, layer by layer.
+const char *load_params(Model *m, const char *path) {
+    Ckpt c;
+    const char *err = ckpt_open_model(&c, path, m->nlayers);
+    for (int l = 0; l < m->nlayers && !err; l++) {
         const Layer *L = &m->layer[l];
-        float *seg = padded_segment(t, m->params, l), *mine = seg + (size_t)rt.rank * L->shard;
-        if (seg == t->stage) copy(mine, own_slice(m, m->params, l), own_numel(L));
-        comm_all_gather(mine, seg, L->shard, DT_F32);  // in place
-        if (seg == t->stage) copy(m->params + L->off, seg, L->numel);
+        err = ckpt_read_layer(&c, l, L->out, L->in, 0, L->numel, m->params + L->off);
     }
+    ckpt_close(&c);
+    return err;
+}
+
+// Rank 0 writes the model, layer by layer. Returns its error, if any.
+const char *save_params(Trainer *t, const char *path) {
+    const Model *m = &t->model;
+    CkptTensor specs[2 * MAX_LAYERS];
+    for (int l = 0; l < m->nlayers; l++) ckpt_linear_specs(specs + 2 * l, l, m->layer[l].out, m->layer[l].in);
+    CkptWriter f;
+    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
+    for (int l = 0; l < m->nlayers; l++) {
+        const float *p = m->params + m->layer[l].off;  // weight, then bias: the file's order
+        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, m->layer[l].numel);
+    }
+    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
+    return err;
 }
 
 // ----------------------------------------------------------------------------
@@ -409,43 +389,24 @@ void all_gather_params(Trainer *t) {
 void trainer_setup(Trainer *t, const Args *a) {
     memset(t, 0, sizeof *t);
     t->a = *a;
-    if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
-    const char *err = data_load(&t->data, a->data, a->context, a->seed);
-    agree_input(err == NULL, err);
+    rt_setup(a);
+    agree_input(data_load(&t->data, a->data, a->context, a->seed));
     model_build(&t->model, a);
-    if (a->init) {
-        err = load_params(&t->model, a->init);
-        agree_input(err == NULL, err);
-    } else {
-        init_params(&t->model, a->seed);
-    }
+    if (a->init) agree_input(load_params(&t->model, a->init));
+    else init_params(&t->model, a->seed);
     adam_alloc(&t->opt, a, t->model.shard_numel);
-    size_t widest = 0;  // the longest segment that needs padding
-    for (int l = 0; l < t->model.nlayers; l++)
-        if (t->model.layer[l].pad != t->model.layer[l].numel && t->model.layer[l].pad > widest)
-            widest = t->model.layer[l].pad;
-    t->stage = widest ? mem_alloc(MEM_COMM_BUFFERS, widest * sizeof(float)) : NULL;
+    t->padded = padded_alloc(&t->model);
     buckets_plan(t);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
-    err = NULL;
-    if (a->save_model && rt.rank == 0) err = ckpt_can_write(a->save_model);
-    agree_input(err == NULL, err);
-    static char msg[512];
-    if (a->loss_log && rt.rank == 0 && !(t->loss_log = fopen(a->loss_log, "w"))) {
-        snprintf(msg, sizeof msg, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
-        err = msg;
-    }
-    agree_input(err == NULL, err);
 }
 
 void trainer_teardown(Trainer *t) {
-    if (t->loss_log) fclose(t->loss_log);
     acts_free(&t->acts, &t->model);
     mem_free(t->opt.m);
     mem_free(t->opt.v);
     mem_free(t->model.params);
     mem_free(t->model.grads);
-    mem_free(t->stage);
+    mem_free(t->padded);
     data_free(&t->data);
 }
 
@@ -475,65 +436,30 @@ double train_step(Trainer *t, long step) {
 }
 
 void train(Trainer *t) {
-    long steps = t->a.steps;
-    double window_start = now_s();
-    long window_steps = 0;
-    comm_reset_stats();
-    mem_reset_peaks();
-    t->rs_time = t->rs_hidden = 0.0;
-    steptime_reset();
-    for (long s = 0; s < steps; s++) {
-        double t0 = now_s();
+    Progress p;
+    progress_start(&p, &t->a);
+    t->rs = (CommOverlap){ 0 };
+    for (long s = 0; s < t->a.steps; s++) {
+        progress_begin_step(&p);
         t->loss = train_step(t, s);
-        kernels_wait();  // on a GPU the step ends when its queued kernels have run
-        double ms = 1e3 * (now_s() - t0);
-        steptime_record(ms);
-        window_steps++;
-        if (t->loss_log) fprintf(t->loss_log, "%ld %.9g\n", s + 1, t->loss);
-        int every = t->a.log_every;
-        if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
-            double dt = now_s() - window_start;
-            print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s\n", s + 1, steps, t->loss,
-                   1e3 * dt / window_steps, t->a.batch * window_steps / dt);
-            window_start = now_s();
-            window_steps = 0;
-        }
+        progress_end_step(&p, s, t->loss, NULL);
     }
-    t->comm = comm_stats();
+    t->comm = progress_end(&p);
 }
 
 // ----------------------------------------------------------------------------
 // sampling
 
-// Rank 0 draws words from the trained model, one symbol at a time.
-void sample_words(Trainer *t) {
-    if (t->a.sample == 0) return;
-    print0("\nsamples:");
-    Model *m = &t->model;
-    Acts *x = &t->acts;
-    Rng r = rng_stream(t->a.seed, RNG_STREAM_SAMPLE);
-    float probs[VOCAB];
-    for (int w = 0; w < t->a.sample && rt.rank == 0; w++) {
-        char word[64];
-        int len = 0;
-        memset(x->ctx, 0, (size_t)m->T);
-        for (;;) {
-            forward(m, x, 1);
-            softmax_row(probs, x->act[m->nlayers], VOCAB);
-            float u = rng_uniform(&r), acc = 0.0f;
-            int next = VOCAB - 1;
-            for (int c = 0; c < VOCAB; c++)
-                if (u < (acc += probs[c])) { next = c; break; }
-            if (next == 0 || len == (int)sizeof word - 1) break;
-            word[len++] = data_char(next);
-            memmove(x->ctx, x->ctx + 1, (size_t)m->T - 1);
-            x->ctx[m->T - 1] = (uint8_t)next;
-        }
-        word[len] = '\0';
-        print0(" %s", word);
-    }
-    print0("\n");
+// The probabilities of the symbol after the T symbols in ctx: a forward of one row.
+void next_symbol(void *trainer, const uint8_t *ctx, float *probs) {
+    Trainer *t = trainer;
+    memcpy(t->acts.ctx, ctx, (size_t)t->model.T);
+    forward(t, 1);
+    softmax_row(probs, t->acts.act[t->model.nlayers], VOCAB);
 }
+
+// Rank 0 draws words from the trained model, one symbol at a time.
+void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 0, next_symbol, t); }
 
 // ----------------------------------------------------------------------------
 // reports
@@ -542,42 +468,36 @@ void sample_words(Trainer *t) {
 double model_state_formula(const Model *m) {
     return theory_model_state(ZERO_2, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
 }
-// Bytes each rank sends per step under the ring model: a reduce-scatter of the
-// gradients per micro-batch and an all-gather of the params, and with clipping
-// one all-reduce of a double.
+// Bytes each rank sends per step under the ring model: a reduce-scatter and an
+// all-gather, one all-reduce's worth of Ψ_pad, and a reduce-scatter more for
+// each further micro-batch; with clipping one all-reduce of a double.
 double comm_theory(const Trainer *t) {
     const Model *m = &t->model;
-    double N = rt.world, pad = 4.0 * (double)m->shard_numel * N;
-    double sync = t->a.accum * (N - 1) / N * pad;
-    return sync + (N - 1) / N * pad + (t->a.clip > 0 ? 2.0 * (N - 1) / N * 8.0 : 0.0);
+    double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
+    double sync = theory_comm(ZERO_2, psi, pad, rt.world, 4) +
+                  (t->a.accum - 1) * theory_gather(4.0 * pad, rt.world);
+    return sync + (t->a.clip > 0 ? theory_all_reduce(8.0, rt.world) : 0.0);
 }
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    char formula[128], theory[256];
+    char formula[128], theory[384];
+    size_t e = sizeof(float);  // bytes per element of params and grads
     snprintf(formula, sizeof formula, "4Ψ + 12Ψ_pad/N = 4 x %zu + 12 x %zu/%d", m->numel,
              m->shard_numel * rt.world, rt.world);
-    size_t peak = 0;
-    size_t state = mem_report(formula, model_state_formula(m), &peak);
-    double g[1] = { (double)mem_stats().peak[MEM_GRADS] };
-    comm_metric_max(g, 1);
-    print0("  grads at peak: %.0f bytes = slices 4Ψ_pad/N %zu + full gradients in flight %.0f "
-           "(a full 4Ψ is %zu)\n", g[0], 4 * m->shard_numel, g[0] - 4.0 * (double)m->shard_numel,
-           4 * m->numel);
+    MemReport mem = report_memory(formula, model_state_formula(m));
+    double g = report_peak(MEM_GRADS);
+    print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %zu + full gradients in flight %.0f "
+           "(a full %zuΨ is %zu)\n", g, e, e * m->shard_numel, g - (double)(e * m->shard_numel), e,
+           e * m->numel);
     snprintf(theory, sizeof theory, "%d x reduce_scatter (N-1)/N x 4Ψ_pad + all_gather (N-1)/N x "
              "4Ψ_pad%s (Ψ_pad = %zu)", t->a.accum, t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "",
              m->shard_numel * rt.world);
-    comm_report(&t->comm, (int)t->a.steps, theory, comm_theory(t));
-    double per = 1e3 / (double)t->a.steps;
-    print0("  reduce-scatter: %.3f ms per step on the comm thread, %.3f ms of it under compute "
-           "(rank 0, %d bucket%s)\n", t->rs_time * per, t->rs_hidden * per, t->nbuckets,
-           t->nbuckets > 1 ? "s" : "");
-    double sent = comm_total_sent_bytes(&t->comm) / (double)t->a.steps;
-    print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
-           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f "
-           "model_state_formula=%.0f%s\n",
-           STAGE, rt.world, t->a.device, m->numel, t->a.steps, t->loss, state, peak, sent,
-           steptime_median(), model_state_formula(m), mem_summary_fields());
+    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    char note[32];
+    snprintf(note, sizeof note, "%d bucket%s", t->nbuckets, t->nbuckets > 1 ? "s" : "");
+    report_overlap("reduce-scatter", &t->rs, t->a.steps, note);
+    report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 
 // ----------------------------------------------------------------------------
@@ -587,7 +507,7 @@ void report(Trainer *t) {
 int main(int argc, char **argv) {
     rt_init(&argc, &argv, STAGE);
     Args a;
-    args_init(&a, argc, argv, OPTIONS);
+    rt_args(&a, argc, argv, OPTIONS);
     Trainer t;
     trainer_setup(&t, &a);
     print0("%s: %d rank%s, Ψ = %zu parameters (%d Linear layers), %zu words, %zu examples\n",
@@ -595,16 +515,9 @@ int main(int argc, char **argv) {
            t.data.nwords, t.data.n);
     print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
            "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
-    if (a.trace) trace_open(a.trace);
     train(&t);
-    if (a.trace) {
-        const char *err = trace_write(a.trace);
-        if (err) fatal("%s", err);
-    }
-    if (a.save_model && rt.rank == 0) {
-        const char *err = save_params(&t.model, a.save_model);
-        if (err) fatal("%s", err);
-    }
+    const char *err = a.save_model ? save_params(&t, a.save_model) : NULL;
+    if (err) fatal("%s", err);
     sample_words(&t);
     report(&t);
     trainer_teardown(&t);

@@ -24,21 +24,19 @@
 // less the last layer in backward, a reduce-scatter of Ψ_pad: about 3(N-1)/N x
 // 4Ψ bytes sent per rank, 1.5x lc3. With --accum K, K times that.
 
-#include "../common/args.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
+#include "../common/report.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
 #include "../common/trace.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define STAGE "lc4_zero3"
@@ -96,16 +94,15 @@ typedef struct {
     Adam opt;
     Acts acts;
     Data data;
-    FILE *loss_log;
     double loss;                // the last step's mean loss over the global batch
     CommStats comm;             // the communication of the training steps
     float *gathered[MAX_LAYERS];  // layer l's full params while gathered, else NULL
     CommReq gather_req[MAX_LAYERS]; // its all-gather; -1 once waited for
-    double ag_time, ag_hidden;  // seconds of all-gather, and of it under compute
+    CommOverlap ag;             // time of the all-gathers, and of it under compute
     Bucket bucket[MAX_LAYERS];
     int nbuckets;
     Bucket *sending;            // the bucket whose reduce-scatter is in flight
-    double rs_time, rs_hidden;  // seconds of reduce-scatter, and of it under compute
+    CommOverlap rs;             // time of the reduce-scatters, and of it under compute
 } Trainer;
 
 void model_build(Model *m, const Args *a) {
@@ -128,11 +125,6 @@ void model_build(Model *m, const Args *a) {
     }
     m->params = mem_alloc(MEM_PARAMS, m->shard_numel * sizeof(float));
     m->grads = mem_alloc(MEM_GRADS, m->shard_numel * sizeof(float));
-}
-
-float *weight(const Model *m, float *buf, int l) { return buf + m->layer[l].off; }
-float *bias(const Model *m, float *buf, int l) {
-    return buf + m->layer[l].off + (size_t)m->layer[l].out * m->layer[l].in;
 }
 
 // How many elements of this rank's slice of a layer are real: the last slices
@@ -160,65 +152,95 @@ void init_params(Model *m, uint64_t seed) {
     }
 }
 
-// Tensor names and shapes of layer l's weight (w = 1) or bias (w = 0).
-void tensor_spec(const Model *m, int l, int w, CkptTensor *t) {
-    memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "layers.%d.%s", l, w ? "weight" : "bias");
-    strcpy(t->dtype, "F32");
-    t->ndim = w ? 2 : 1;
-    t->shape[0] = m->layer[l].out;
-    t->shape[1] = m->layer[l].in;
-}
+// ----------------------------------------------------------------------------
+// sharding: the collectives that replace lc1's all-reduce
 
-// Reads only this rank's slice of each layer: the part of it that falls in the
-// weight tensor, then the part in the bias.
-const char *load_params(Model *m, const char *path) {
-    Ckpt c;
-    const char *err = ckpt_open(&c, path);
-    if (err) return err;
-    static char msg[256];
-    if (c.n != 2 * m->nlayers) {
-        snprintf(msg, sizeof msg, "%s: has %d tensors, this model has %d", path, c.n, 2 * m->nlayers);
-        err = msg;
-    }
-    for (int l = 0; l < m->nlayers && !err; l++) {
-        const Layer *L = &m->layer[l];
-        size_t first = (size_t)rt.rank * L->shard, end = first + own_numel(L);
-        size_t nw = (size_t)L->out * L->in;  // the weight's elements come first
-        for (int w = 1; w >= 0 && !err; w--) {
-            size_t lo = w ? 0 : nw, hi = w ? nw : L->numel;  // the tensor's range in the segment
-            size_t a = first > lo ? first : lo, b = end < hi ? end : hi;
-            if (a >= b) continue;
-            CkptTensor t;
-            tensor_spec(m, l, w, &t);
-            err = ckpt_read(&c, t.name, t.ndim, t.shape, a - lo, b - a, m->params + L->soff + (a - first));
-        }
-    }
-    ckpt_close(&c);
-    return err;
-}
-
-float *gather_params(Trainer *t, int l, int next);  // in the sharding section below
-void gather_free(Trainer *t, int l);
-
-// Collective: layer by layer, every rank gathers the full params and rank 0
-// appends them to the file. Returns rank 0's error, if any (NULL elsewhere).
-const char *save_params(Trainer *t, const char *path) {
+// Groups layers into buckets from the last layer down, the order backward
+// finishes them: a bucket takes the next layer while their padded gradients fit
+// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
+void buckets_plan(Trainer *t) {
     const Model *m = &t->model;
-    CkptTensor specs[2 * MAX_LAYERS];
-    for (int l = 0; l < m->nlayers; l++)
-        for (int w = 1; w >= 0; w--) tensor_spec(m, l, w, &specs[2 * l + (1 - w)]);
-    CkptWriter f;
-    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
-    for (int l = 0; l < m->nlayers; l++) {
-        const float *p = gather_params(t, l, l + 1);
-        size_t nw = (size_t)m->layer[l].out * m->layer[l].in;
-        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, nw);
-        if (rt.rank == 0 && !err) err = ckpt_append(&f, p + nw, (size_t)m->layer[l].out);
-        gather_free(t, l);
+    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
+    t->nbuckets = 0;
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
+        if (b && 4.0 * N * (double)(b->count + m->layer[l].shard) <= cap) {
+            b->lo = l;
+            b->count += m->layer[l].shard;
+            continue;
+        }
+        b = &t->bucket[t->nbuckets++];
+        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
     }
-    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
-    return err;
+}
+
+// Waits for the reduce-scatter in flight, then frees its full gradients.
+void reduce_scatter_wait(Trainer *t) {
+    Bucket *b = t->sending;
+    if (!b) return;
+    comm_wait_timed(b->req, &t->rs);
+    mem_free(b->buf);
+    b->buf = NULL;
+    t->sending = NULL;
+}
+
+// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
+void reduce_scatter_launch(Trainer *t, Bucket *b) {
+    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
+    const Model *m = &t->model;
+    float *shards = m->grads + m->layer[b->lo].soff;
+    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
+    // micro-batches) to my own contribution keeps it in the sum.
+    axpy(b->buf + (size_t)rt.rank * b->count, 1.0f, shards, b->count);
+    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, DT_F32);
+    t->sending = b;
+}
+
+// Backward has produced g, layer l's full gradient. A bucket of one layer sends
+// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
+// of every layer together), so g is copied in and freed.
+void grads_ready(Trainer *t, int l, float *g) {
+    const Model *m = &t->model;
+    const Layer *L = &m->layer[l];
+    Bucket *b = t->bucket;
+    while (l < b->lo) b++;
+    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
+    if (b->lo == b->hi) {
+        b->buf = g;
+    } else {
+        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * sizeof(float));
+        size_t at = L->soff - m->layer[b->lo].soff;
+        for (int r = 0; r < rt.world; r++)
+            copy(b->buf + (size_t)r * b->count + at, g + (size_t)r * L->shard, L->shard);
+        mem_free(g);
+    }
+    if (l == b->lo) reduce_scatter_launch(t, b);
+}
+
+// Starts the all-gather of layer l's params into a fresh buffer (comm_buffers).
+void gather_launch(Trainer *t, int l) {
+    const Model *m = &t->model;
+    const Layer *L = &m->layer[l];
+    t->gathered[l] = mem_alloc(MEM_COMM_BUFFERS, L->pad * sizeof(float));
+    t->gather_req[l] = comm_all_gather_async(m->params + L->soff, t->gathered[l], L->shard, DT_F32);
+}
+
+// Layer l's full params, gathered from every rank's slice, waiting if needed.
+// With --prefetch 1 the gather of layer `next` is launched first, so it runs on
+// the comm thread while layer l computes.
+float *gather_params(Trainer *t, int l, int next) {
+    if (!t->gathered[l]) gather_launch(t, l);
+    if (t->a.prefetch && next >= 0 && next < t->model.nlayers && !t->gathered[next])
+        gather_launch(t, next);
+    if (t->gather_req[l] >= 0) comm_wait_timed(t->gather_req[l], &t->ag);
+    t->gather_req[l] = -1;
+    return t->gathered[l];
+}
+
+// The layer has run: its full params go back to mem.
+void gather_free(Trainer *t, int l) {
+    mem_free(t->gathered[l]);
+    t->gathered[l] = NULL;
 }
 
 // ----------------------------------------------------------------------------
@@ -266,8 +288,6 @@ void forward(Trainer *t, int rows) {
     }
     trace_phase(NULL, 0);
 }
-
-void grads_ready(Trainer *t, int l, float *g);  // in the sharding section below
 
 // Adds this micro-batch's gradients, summed over ranks, into m->grads: each
 // layer's full gradient goes to the comm thread as soon as it is computed.
@@ -346,103 +366,36 @@ void adam_step(Adam *o, Model *m) {
 }
 
 // ----------------------------------------------------------------------------
-// sharding: the collectives that replace lc1's all-reduce
+// model files
 
-// Groups layers into buckets from the last layer down, the order backward
-// finishes them: a bucket takes the next layer while their padded gradients fit
-// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
-void buckets_plan(Trainer *t) {
+// Reads only this rank's slice of each layer from a safetensors file.
+const char *load_params(Model *m, const char *path) {
+    Ckpt c;
+    const char *err = ckpt_open_model(&c, path, m->nlayers);
+    for (int l = 0; l < m->nlayers && !err; l++) {
+        const Layer *L = &m->layer[l];
+        err = ckpt_read_layer(&c, l, L->out, L->in, (size_t)rt.rank * L->shard, own_numel(L),
+                              m->params + L->soff);
+    }
+    ckpt_close(&c);
+    return err;
+}
+
+// Collective: layer by layer, every rank gathers the full params and rank 0
+// appends them to the file. Returns rank 0's error, if any (NULL elsewhere).
+const char *save_params(Trainer *t, const char *path) {
     const Model *m = &t->model;
-    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
-    t->nbuckets = 0;
-    for (int l = m->nlayers - 1; l >= 0; l--) {
-        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
-        if (b && 4.0 * N * (double)(b->count + m->layer[l].shard) <= cap) {
-            b->lo = l;
-            b->count += m->layer[l].shard;
-            continue;
-        }
-        b = &t->bucket[t->nbuckets++];
-        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
+    CkptTensor specs[2 * MAX_LAYERS];
+    for (int l = 0; l < m->nlayers; l++) ckpt_linear_specs(specs + 2 * l, l, m->layer[l].out, m->layer[l].in);
+    CkptWriter f;
+    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
+    for (int l = 0; l < m->nlayers; l++) {
+        const float *p = gather_params(t, l, l + 1);  // weight, then bias: the file's order
+        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, m->layer[l].numel);
+        gather_free(t, l);
     }
-}
-
-// Waits for request r. Adds the time it ran on the comm thread to *time, and to
-// *hidden the part of that before this thread began to wait: time it ran while
-// this thread computed.
-void wait_timed(CommReq r, double *time, double *hidden) {
-    double waiting_from = now_s(), start, end;
-    comm_wait(r);
-    comm_req_times(r, &start, &end);
-    *time += end - start;
-    *hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
-}
-
-// Waits for the reduce-scatter in flight, then frees its full gradients.
-void reduce_scatter_wait(Trainer *t) {
-    Bucket *b = t->sending;
-    if (!b) return;
-    wait_timed(b->req, &t->rs_time, &t->rs_hidden);
-    mem_free(b->buf);
-    b->buf = NULL;
-    t->sending = NULL;
-}
-
-// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
-void reduce_scatter_launch(Trainer *t, Bucket *b) {
-    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
-    float *shards = t->model.grads + t->model.layer[b->lo].soff;
-    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
-    // micro-batches) to my own contribution keeps it in the sum.
-    axpy(b->buf + (size_t)rt.rank * b->count, 1.0f, shards, b->count);
-    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, DT_F32);
-    t->sending = b;
-}
-
-// Backward has produced g, layer l's full gradient. A bucket of one layer sends
-// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
-// of every layer together), so g is copied in and freed.
-void grads_ready(Trainer *t, int l, float *g) {
-    const Layer *L = &t->model.layer[l];
-    Bucket *b = t->bucket;
-    while (l < b->lo) b++;
-    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
-    if (b->lo == b->hi) {
-        b->buf = g;
-    } else {
-        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * sizeof(float));
-        size_t at = L->soff - t->model.layer[b->lo].soff;
-        for (int r = 0; r < rt.world; r++)
-            copy(b->buf + (size_t)r * b->count + at, g + (size_t)r * L->shard, L->shard);
-        mem_free(g);
-    }
-    if (l == b->lo) reduce_scatter_launch(t, b);
-}
-
-// Starts the all-gather of layer l's params into a fresh buffer (comm_buffers).
-void gather_launch(Trainer *t, int l) {
-    const Layer *L = &t->model.layer[l];
-    t->gathered[l] = mem_alloc(MEM_COMM_BUFFERS, L->pad * sizeof(float));
-    t->gather_req[l] = comm_all_gather_async(t->model.params + L->soff, t->gathered[l], L->shard,
-                                             DT_F32);
-}
-
-// Layer l's full params, gathered from every rank's slice, waiting if needed.
-// With --prefetch 1 the gather of layer `next` is launched first, so it runs on
-// the comm thread while layer l computes.
-float *gather_params(Trainer *t, int l, int next) {
-    if (!t->gathered[l]) gather_launch(t, l);
-    if (t->a.prefetch && next >= 0 && next < t->model.nlayers && !t->gathered[next])
-        gather_launch(t, next);
-    if (t->gather_req[l] >= 0) wait_timed(t->gather_req[l], &t->ag_time, &t->ag_hidden);
-    t->gather_req[l] = -1;
-    return t->gathered[l];
-}
-
-// The layer has run: its full params go back to mem.
-void gather_free(Trainer *t, int l) {
-    mem_free(t->gathered[l]);
-    t->gathered[l] = NULL;
+    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
+    return err;
 }
 
 // ----------------------------------------------------------------------------
@@ -451,32 +404,17 @@ void gather_free(Trainer *t, int l) {
 void trainer_setup(Trainer *t, const Args *a) {
     memset(t, 0, sizeof *t);
     t->a = *a;
-    if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
-    const char *err = data_load(&t->data, a->data, a->context, a->seed);
-    agree_input(err == NULL, err);
+    rt_setup(a);
+    agree_input(data_load(&t->data, a->data, a->context, a->seed));
     model_build(&t->model, a);
-    if (a->init) {
-        err = load_params(&t->model, a->init);
-        agree_input(err == NULL, err);
-    } else {
-        init_params(&t->model, a->seed);
-    }
+    if (a->init) agree_input(load_params(&t->model, a->init));
+    else init_params(&t->model, a->seed);
     adam_alloc(&t->opt, a, t->model.shard_numel);
     buckets_plan(t);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
-    err = NULL;
-    if (a->save_model && rt.rank == 0) err = ckpt_can_write(a->save_model);
-    agree_input(err == NULL, err);
-    static char msg[512];
-    if (a->loss_log && rt.rank == 0 && !(t->loss_log = fopen(a->loss_log, "w"))) {
-        snprintf(msg, sizeof msg, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
-        err = msg;
-    }
-    agree_input(err == NULL, err);
 }
 
 void trainer_teardown(Trainer *t) {
-    if (t->loss_log) fclose(t->loss_log);
     acts_free(&t->acts, &t->model);
     mem_free(t->opt.m);
     mem_free(t->opt.v);
@@ -510,68 +448,33 @@ double train_step(Trainer *t, long step) {
 }
 
 void train(Trainer *t) {
-    long steps = t->a.steps;
-    double window_start = now_s();
-    long window_steps = 0;
-    comm_reset_stats();
-    mem_reset_peaks();
-    t->rs_time = t->rs_hidden = t->ag_time = t->ag_hidden = 0.0;
-    steptime_reset();
-    for (long s = 0; s < steps; s++) {
-        double t0 = now_s();
+    Progress p;
+    progress_start(&p, &t->a);
+    t->rs = t->ag = (CommOverlap){ 0 };
+    for (long s = 0; s < t->a.steps; s++) {
+        progress_begin_step(&p);
         t->loss = train_step(t, s);
-        kernels_wait();  // on a GPU the step ends when its queued kernels have run
-        double ms = 1e3 * (now_s() - t0);
-        steptime_record(ms);
-        window_steps++;
-        if (t->loss_log) fprintf(t->loss_log, "%ld %.9g\n", s + 1, t->loss);
-        int every = t->a.log_every;
-        if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
-            double dt = now_s() - window_start;
-            print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s\n", s + 1, steps, t->loss,
-                   1e3 * dt / window_steps, t->a.batch * window_steps / dt);
-            window_start = now_s();
-            window_steps = 0;
-        }
+        progress_end_step(&p, s, t->loss, NULL);
     }
-    t->comm = comm_stats();
+    t->comm = progress_end(&p);
 }
 
 // ----------------------------------------------------------------------------
 // sampling
 
+// The probabilities of the symbol after the T symbols in ctx: a forward of one row.
+void next_symbol(void *trainer, const uint8_t *ctx, float *probs) {
+    Trainer *t = trainer;
+    memcpy(t->acts.ctx, ctx, (size_t)t->model.T);
+    forward(t, 1);
+    gather_free(t, t->model.nlayers - 1);  // no backward follows
+    softmax_row(probs, t->acts.act[t->model.nlayers], VOCAB);
+}
+
 // Rank 0 prints words drawn from the trained model, one symbol at a time. Every
 // rank runs the loop: each forward gathers the layers from all of them, and the
 // same seed makes every rank draw the same words.
-void sample_words(Trainer *t) {
-    if (t->a.sample == 0) return;
-    print0("\nsamples:");
-    Model *m = &t->model;
-    Acts *x = &t->acts;
-    Rng r = rng_stream(t->a.seed, RNG_STREAM_SAMPLE);
-    float probs[VOCAB];
-    for (int w = 0; w < t->a.sample; w++) {
-        char word[64];
-        int len = 0;
-        memset(x->ctx, 0, (size_t)m->T);
-        for (;;) {
-            forward(t, 1);
-            gather_free(t, m->nlayers - 1);  // no backward follows
-            softmax_row(probs, x->act[m->nlayers], VOCAB);
-            float u = rng_uniform(&r), acc = 0.0f;
-            int next = VOCAB - 1;
-            for (int c = 0; c < VOCAB; c++)
-                if (u < (acc += probs[c])) { next = c; break; }
-            if (next == 0 || len == (int)sizeof word - 1) break;
-            word[len++] = data_char(next);
-            memmove(x->ctx, x->ctx + 1, (size_t)m->T - 1);
-            x->ctx[m->T - 1] = (uint8_t)next;
-        }
-        word[len] = '\0';
-        print0(" %s", word);
-    }
-    print0("\n");
-}
+void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 1, next_symbol, t); }
 
 // ----------------------------------------------------------------------------
 // reports
@@ -582,45 +485,40 @@ double model_state_formula(const Model *m) {
 }
 // Bytes each rank sends per step under the ring model: per micro-batch, the
 // all-gathers of forward (every layer) and backward (all but the last layer)
-// and a reduce-scatter of the gradients; with clipping one all-reduce of a double.
+// and a reduce-scatter of the gradients: ZeRO-3's 3(N-1)/N x 4Ψ_pad less the
+// last layer's second gather; with clipping one all-reduce of a double.
 double comm_theory(const Trainer *t) {
     const Model *m = &t->model;
-    double N = rt.world, pad = 4.0 * (double)m->shard_numel * N;
+    double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
     double last = 4.0 * (double)m->layer[m->nlayers - 1].pad;
-    double micro = (N - 1) / N * (pad + (pad - last) + pad);
-    return t->a.accum * micro + (t->a.clip > 0 ? 2.0 * (N - 1) / N * 8.0 : 0.0);
+    double micro = theory_comm(ZERO_3, psi, pad, rt.world, 4) - theory_gather(last, rt.world);
+    return t->a.accum * micro + (t->a.clip > 0 ? theory_all_reduce(8.0, rt.world) : 0.0);
 }
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    char formula[128], theory[256];
+    char formula[128], theory[384];
+    size_t e = sizeof(float);  // bytes per element of params and grads
     snprintf(formula, sizeof formula, "16Ψ_pad/N = 16 x %zu/%d", m->shard_numel * rt.world,
              rt.world);
-    size_t peak = 0;
-    size_t state = mem_report(formula, model_state_formula(m), &peak);
-    double g[2] = { (double)mem_stats().peak[MEM_GRADS], (double)mem_stats().peak[MEM_COMM_BUFFERS] };
-    comm_metric_max(g, 2);
-    print0("  grads at peak: %.0f bytes = slices 4Ψ_pad/N %zu + full gradients in flight %.0f "
-           "(a full 4Ψ is %zu)\n", g[0], 4 * m->shard_numel, g[0] - 4.0 * (double)m->shard_numel,
-           4 * m->numel);
-    print0("  params gathered at peak: %.0f bytes in comm_buffers (%s; a full 4Ψ is %zu)\n", g[1],
-           t->a.prefetch ? "a layer and the one prefetched" : "one layer at a time", 4 * m->numel);
-    snprintf(theory, sizeof theory, "%d x (all_gather (N-1)/N x 4Ψ_pad + all_gather (N-1)/N x "
-             "4(Ψ_pad - last layer) + reduce_scatter (N-1)/N x 4Ψ_pad)%s (Ψ_pad = %zu)", t->a.accum,
+    MemReport mem = report_memory(formula, model_state_formula(m));
+    double g = report_peak(MEM_GRADS);
+    print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %zu + full gradients in flight %.0f "
+           "(a full %zuΨ is %zu)\n", g, e, e * m->shard_numel, g - (double)(e * m->shard_numel), e,
+           e * m->numel);
+    print0("  params gathered at peak: %.0f bytes in comm_buffers (%s; a full %zuΨ is %zu)\n",
+           report_peak(MEM_COMM_BUFFERS),
+           t->a.prefetch ? "a layer and the one prefetched" : "one layer at a time", e, e * m->numel);
+    snprintf(theory, sizeof theory, "%d x (all_gather (N-1)/N x %zuΨ_pad + all_gather (N-1)/N x "
+             "%zu(Ψ_pad - last layer) + reduce_scatter (N-1)/N x %zuΨ_pad)"
+             "%s (Ψ_pad = %zu)", t->a.accum, e, e, e,
              t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "", m->shard_numel * rt.world);
-    comm_report(&t->comm, (int)t->a.steps, theory, comm_theory(t));
-    double per = 1e3 / (double)t->a.steps;
-    print0("  reduce-scatter: %.3f ms per step on the comm thread, %.3f ms of it under compute "
-           "(rank 0, %d bucket%s)\n", t->rs_time * per, t->rs_hidden * per, t->nbuckets,
-           t->nbuckets > 1 ? "s" : "");
-    print0("  all-gather: %.3f ms per step on the comm thread, %.3f ms of it under compute "
-           "(rank 0, prefetch %s)\n", t->ag_time * per, t->ag_hidden * per, t->a.prefetch ? "on" : "off");
-    double sent = comm_total_sent_bytes(&t->comm) / (double)t->a.steps;
-    print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
-           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f "
-           "model_state_formula=%.0f%s\n",
-           STAGE, rt.world, t->a.device, m->numel, t->a.steps, t->loss, state, peak, sent,
-           steptime_median(), model_state_formula(m), mem_summary_fields());
+    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    char note[32];
+    snprintf(note, sizeof note, "%d bucket%s", t->nbuckets, t->nbuckets > 1 ? "s" : "");
+    report_overlap("reduce-scatter", &t->rs, t->a.steps, note);
+    report_overlap("all-gather", &t->ag, t->a.steps, t->a.prefetch ? "prefetch on" : "prefetch off");
+    report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 
 // ----------------------------------------------------------------------------
@@ -630,7 +528,7 @@ void report(Trainer *t) {
 int main(int argc, char **argv) {
     rt_init(&argc, &argv, STAGE);
     Args a;
-    args_init(&a, argc, argv, OPTIONS);
+    rt_args(&a, argc, argv, OPTIONS);
     Trainer t;
     trainer_setup(&t, &a);
     print0("%s: %d rank%s, Ψ = %zu parameters (%d Linear layers), %zu words, %zu examples\n",
@@ -638,16 +536,9 @@ int main(int argc, char **argv) {
            t.data.nwords, t.data.n);
     print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
            "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
-    if (a.trace) trace_open(a.trace);
     train(&t);
-    if (a.trace) {
-        const char *err = trace_write(a.trace);
-        if (err) fatal("%s", err);
-    }
-    if (a.save_model) {
-        const char *err = save_params(&t, a.save_model);
-        if (err) fatal("%s", err);
-    }
+    const char *err = a.save_model ? save_params(&t, a.save_model) : NULL;
+    if (err) fatal("%s", err);
     sample_words(&t);
     report(&t);
     trainer_teardown(&t);

@@ -30,18 +30,17 @@
 // Communication per micro-batch: lc4's collectives with 2-byte elements: about
 // 3(N-1)/N x 2Ψ bytes sent per rank, half of lc4's.
 
-#include "../common/args.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
+#include "../common/report.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/theory.h"
 #include "../common/trace.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +81,7 @@ typedef struct {
     float *f32;                 // a layer's output in fp32 before it is stored; then the logits
     float *d32;                 // gradient w.r.t. the current activation (values of dt)
     void *d16;                  // the same in dt: what the 16-bit products read
+    float *b32, *g32, *gs32;    // fp32 scratch: a layer's bias, its gradient, a slice of it
     uint8_t *ctx;               // [rows][T] context symbols
     int *targets;               // [rows]
 } Acts;
@@ -114,17 +114,15 @@ typedef struct {
     Scaler scaler;
     Acts acts;
     Data data;
-    FILE *loss_log;
     double loss;                // the last step's mean loss over the global batch
     CommStats comm;             // the communication of the training steps
     void *gathered[MAX_LAYERS];   // layer l's full params (dt) while gathered, else NULL
-    float *b32, *g32, *gs32;    // fp32 scratch: a layer's bias, its gradient, its slice
     CommReq gather_req[MAX_LAYERS]; // its all-gather; -1 once waited for
-    double ag_time, ag_hidden;  // seconds of all-gather, and of it under compute
+    CommOverlap ag;             // time of the all-gathers, and of it under compute
     Bucket bucket[MAX_LAYERS];
     int nbuckets;
     Bucket *sending;            // the bucket whose reduce-scatter is in flight
-    double rs_time, rs_hidden;  // seconds of reduce-scatter, and of it under compute
+    CommOverlap rs;             // time of the reduce-scatters, and of it under compute
 } Trainer;
 
 void model_build(Model *m, const Args *a) {
@@ -152,16 +150,8 @@ void model_build(Model *m, const Args *a) {
     m->master = m->dt == DT_F32 ? m->params : mem_alloc(MEM_MASTER_PARAMS, m->shard_numel * sizeof(float));
 }
 
-// Element i of a buffer of the model's type.
-void *at(const Model *m, void *buf, size_t i) { return (char *)buf + i * dtype_size(m->dt); }
-
 // The params the layers read are the master rounded to dt.
 void params_from_master(Model *m) { cast_from_f32(m->params, m->master, m->dt, m->shard_numel); }
-
-float *weight(const Model *m, float *buf, int l) { return buf + m->layer[l].off; }
-float *bias(const Model *m, float *buf, int l) {
-    return buf + m->layer[l].off + (size_t)m->layer[l].out * m->layer[l].in;
-}
 
 // How many elements of this rank's slice of a layer are real: the last slices
 // of a segment may be partly or wholly padding (a layer smaller than N leaves
@@ -189,69 +179,97 @@ void init_params(Model *m, uint64_t seed) {
     params_from_master(m);
 }
 
-// Tensor names and shapes of layer l's weight (w = 1) or bias (w = 0).
-void tensor_spec(const Model *m, int l, int w, CkptTensor *t) {
-    memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "layers.%d.%s", l, w ? "weight" : "bias");
-    strcpy(t->dtype, "F32");
-    t->ndim = w ? 2 : 1;
-    t->shape[0] = m->layer[l].out;
-    t->shape[1] = m->layer[l].in;
-}
+// ----------------------------------------------------------------------------
+// sharding: the collectives that replace lc1's all-reduce
 
-// Reads only this rank's slice of each layer: the part of it that falls in the
-// weight tensor, then the part in the bias.
-const char *load_params(Model *m, const char *path) {
-    Ckpt c;
-    const char *err = ckpt_open(&c, path);
-    if (err) return err;
-    static char msg[256];
-    if (c.n != 2 * m->nlayers) {
-        snprintf(msg, sizeof msg, "%s: has %d tensors, this model has %d", path, c.n, 2 * m->nlayers);
-        err = msg;
-    }
-    for (int l = 0; l < m->nlayers && !err; l++) {
-        const Layer *L = &m->layer[l];
-        size_t first = (size_t)rt.rank * L->shard, end = first + own_numel(L);
-        size_t nw = (size_t)L->out * L->in;  // the weight's elements come first
-        for (int w = 1; w >= 0 && !err; w--) {
-            size_t lo = w ? 0 : nw, hi = w ? nw : L->numel;  // the tensor's range in the segment
-            size_t a = first > lo ? first : lo, b = end < hi ? end : hi;
-            if (a >= b) continue;
-            CkptTensor t;
-            tensor_spec(m, l, w, &t);
-            err = ckpt_read(&c, t.name, t.ndim, t.shape, a - lo, b - a, m->master + L->soff + (a - first));
-        }
-    }
-    ckpt_close(&c);
-    params_from_master(m);
-    return err;
-}
-
-void *gather_params(Trainer *t, int l, int next);  // in the sharding section below
-void gather_free(Trainer *t, int l);
-
-// Collective: layer by layer, every rank gathers the fp32 master params (the
-// model at full precision) and rank 0 appends them to the file. Returns rank
-// 0's error, if any (NULL elsewhere).
-const char *save_params(Trainer *t, const char *path) {
+// Groups layers into buckets from the last layer down, the order backward
+// finishes them: a bucket takes the next layer while their padded gradients fit
+// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
+void buckets_plan(Trainer *t) {
     const Model *m = &t->model;
-    CkptTensor specs[2 * MAX_LAYERS];
-    for (int l = 0; l < m->nlayers; l++)
-        for (int w = 1; w >= 0; w--) tensor_spec(m, l, w, &specs[2 * l + (1 - w)]);
-    CkptWriter f;
-    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
-    for (int l = 0; l < m->nlayers; l++) {
-        const Layer *L = &m->layer[l];
-        float *p = mem_alloc(MEM_COMM_BUFFERS, L->pad * sizeof(float));
-        comm_all_gather(m->master + L->soff, p, L->shard, DT_F32);
-        size_t nw = (size_t)L->out * L->in;
-        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, nw);
-        if (rt.rank == 0 && !err) err = ckpt_append(&f, p + nw, (size_t)L->out);
-        mem_free(p);
+    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
+    t->nbuckets = 0;
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
+        if (b && dtype_size(m->dt) * N * (double)(b->count + m->layer[l].shard) <= cap) {
+            b->lo = l;
+            b->count += m->layer[l].shard;
+            continue;
+        }
+        b = &t->bucket[t->nbuckets++];
+        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
     }
-    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
-    return err;
+}
+
+// Waits for the reduce-scatter in flight, then frees its full gradients.
+void reduce_scatter_wait(Trainer *t) {
+    Bucket *b = t->sending;
+    if (!b) return;
+    comm_wait_timed(b->req, &t->rs);
+    mem_free(b->buf);
+    b->buf = NULL;
+    t->sending = NULL;
+}
+
+// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
+void reduce_scatter_launch(Trainer *t, Bucket *b) {
+    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
+    const Model *m = &t->model;
+    void *shards = dtype_at(m->grads, m->dt, m->layer[b->lo].soff);
+    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
+    // micro-batches) to my own contribution keeps it in the sum.
+    add_to(dtype_at(b->buf, m->dt, (size_t)rt.rank * b->count), shards, m->dt, b->count);
+    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, m->dt);  // pairs added in fp32
+    t->sending = b;
+}
+
+// Backward has produced g, layer l's full gradient. A bucket of one layer sends
+// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
+// of every layer together), so g is copied in and freed.
+void grads_ready(Trainer *t, int l, void *g) {
+    const Model *m = &t->model;
+    const Layer *L = &m->layer[l];
+    Bucket *b = t->bucket;
+    while (l < b->lo) b++;
+    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
+    if (b->lo == b->hi) {
+        b->buf = g;
+    } else {
+        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * dtype_size(m->dt));
+        size_t at = L->soff - m->layer[b->lo].soff;
+        for (int r = 0; r < rt.world; r++)
+            copy_dt(dtype_at(b->buf, m->dt, (size_t)r * b->count + at),
+                    dtype_at(g, m->dt, (size_t)r * L->shard), m->dt, L->shard);
+        mem_free(g);
+    }
+    if (l == b->lo) reduce_scatter_launch(t, b);
+}
+
+// Starts the all-gather of layer l's params into a fresh buffer (comm_buffers).
+void gather_launch(Trainer *t, int l) {
+    const Model *m = &t->model;
+    const Layer *L = &m->layer[l];
+    t->gathered[l] = mem_alloc(MEM_COMM_BUFFERS, L->pad * dtype_size(m->dt));
+    t->gather_req[l] = comm_all_gather_async(dtype_at(m->params, m->dt, L->soff), t->gathered[l], L->shard,
+                                             m->dt);
+}
+
+// Layer l's full params, gathered from every rank's slice, waiting if needed.
+// With --prefetch 1 the gather of layer `next` is launched first, so it runs on
+// the comm thread while layer l computes.
+void *gather_params(Trainer *t, int l, int next) {
+    if (!t->gathered[l]) gather_launch(t, l);
+    if (t->a.prefetch && next >= 0 && next < t->model.nlayers && !t->gathered[next])
+        gather_launch(t, next);
+    if (t->gather_req[l] >= 0) comm_wait_timed(t->gather_req[l], &t->ag);
+    t->gather_req[l] = -1;
+    return t->gathered[l];
+}
+
+// The layer has run: its full params go back to mem.
+void gather_free(Trainer *t, int l) {
+    mem_free(t->gathered[l]);
+    t->gathered[l] = NULL;
 }
 
 // ----------------------------------------------------------------------------
@@ -261,15 +279,21 @@ void acts_alloc(Acts *x, const Model *m, int rows) {
     memset(x, 0, sizeof *x);
     x->rows = rows;
     int widest = m->layer[0].in;
-    size_t e = dtype_size(m->dt);
+    size_t e = dtype_size(m->dt), out = 0, numel = 0, shard = 0;  // the largest layer's, for the scratch
     x->act[0] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[0].in * e);
     for (int l = 0; l < m->nlayers; l++) {
         x->act[l + 1] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[l].out * e);
         if (m->layer[l].out > widest) widest = m->layer[l].out;
+        if ((size_t)m->layer[l].out > out) out = (size_t)m->layer[l].out;
+        if (m->layer[l].numel > numel) numel = m->layer[l].numel;
+        if (m->layer[l].shard > shard) shard = m->layer[l].shard;
     }
     x->f32 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
     x->d32 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
     x->d16 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * e);
+    x->b32 = mem_alloc(MEM_ACTIVATIONS, out * sizeof(float));
+    x->g32 = mem_alloc(MEM_ACTIVATIONS, numel * sizeof(float));
+    x->gs32 = mem_alloc(MEM_ACTIVATIONS, shard * sizeof(float));
     x->ctx = mem_alloc(MEM_DATA, (size_t)rows * m->T);
     x->targets = mem_alloc(MEM_DATA, (size_t)rows * sizeof(int));
 }
@@ -279,15 +303,11 @@ void acts_free(Acts *x, const Model *m) {
     mem_free(x->f32);
     mem_free(x->d32);
     mem_free(x->d16);
+    mem_free(x->b32);
+    mem_free(x->g32);
+    mem_free(x->gs32);
     mem_free(x->ctx);
     mem_free(x->targets);
-}
-
-// Layer l's bias as fp32 (t->b32), from its gathered params p (weight, bias).
-const float *bias_f32(Trainer *t, void *p, int l) {
-    const Layer *L = &t->model.layer[l];
-    cast_to_f32(t->b32, at(&t->model, p, (size_t)L->out * L->in), t->model.dt, (size_t)L->out);
-    return t->b32;
 }
 
 // Runs rows examples from x->ctx; the logits end up in x->f32, in fp32.
@@ -306,7 +326,8 @@ void forward(Trainer *t, int rows) {
         float *y = x->f32;
         void *W = gather_params(t, l, l + 1);  // weight [out, in], then the bias
         matmul_dt(y, x->act[l], W, m->dt, rows, L->out, L->in, 0, 1, 0.0f);
-        bias_add(y, bias_f32(t, W, l), rows, L->out);
+        cast_to_f32(x->b32, dtype_at(W, m->dt, (size_t)L->out * L->in), m->dt, (size_t)L->out);
+        bias_add(y, x->b32, rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
         cast_from_f32(x->act[l + 1], y, m->dt, (size_t)rows * L->out);
         if (l < m->nlayers - 1) gather_free(t, l);
@@ -315,8 +336,6 @@ void forward(Trainer *t, int rows) {
     cast_to_f32(x->f32, x->act[m->nlayers], m->dt, (size_t)rows * VOCAB);
     trace_phase(NULL, 0);
 }
-
-void grads_ready(Trainer *t, int l, void *g);  // in the sharding section below
 
 // Adds this micro-batch's gradients, summed over ranks, into m->grads: each
 // layer's full gradient goes to the comm thread as soon as it is computed.
@@ -342,10 +361,10 @@ double forward_backward(Trainer *t, int global_batch) {
         round_to(d, m->dt, (size_t)rows * L->out);
         cast_from_f32(x->d16, d, m->dt, (size_t)rows * L->out);
         void *g = mem_alloc(MEM_GRADS, L->pad * dtype_size(m->dt));  // zeros, padding included
-        matmul_dt(t->g32, x->d16, x->act[l], m->dt, L->out, L->in, rows, 1, 0, 0.0f);
-        fill(t->g32 + (size_t)L->out * L->in, 0.0f, (size_t)L->out);
-        bias_grad(t->g32 + (size_t)L->out * L->in, d, rows, L->out);
-        cast_from_f32(g, t->g32, m->dt, L->numel);  // computed in fp32, stored in dt
+        matmul_dt(x->g32, x->d16, x->act[l], m->dt, L->out, L->in, rows, 1, 0, 0.0f);
+        fill(x->g32 + (size_t)L->out * L->in, 0.0f, (size_t)L->out);
+        bias_grad(x->g32 + (size_t)L->out * L->in, d, rows, L->out);
+        cast_from_f32(g, x->g32, m->dt, L->numel);  // computed in fp32, stored in dt
         grads_ready(t, l, g);  // may launch a reduce-scatter: it runs under what follows
         if (l == 0) {  // the input is data: no gradient needed
             gather_free(t, 0);
@@ -408,9 +427,9 @@ int grads_finite(Model *m) {
 float *unscaled_grads(Trainer *t, int l) {
     const Model *m = &t->model;
     const Layer *L = &m->layer[l];
-    cast_to_f32(t->gs32, at(m, m->grads, L->soff), m->dt, own_numel(L));
-    scale(t->gs32, 1.0f / t->scaler.scale, own_numel(L));
-    return t->gs32;
+    cast_to_f32(t->acts.gs32, dtype_at(m->grads, m->dt, L->soff), m->dt, own_numel(L));
+    scale(t->acts.gs32, 1.0f / t->scaler.scale, own_numel(L));
+    return t->acts.gs32;
 }
 
 // The global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_). Each
@@ -438,111 +457,45 @@ void adam_step(Trainer *t, float clip) {
         scale(g, clip, own_numel(L));
         adam_update(m->master + L->soff, g, o->m + L->soff, o->v + L->soff, own_numel(L), &o->h,
                     o->step);
-        cast_from_f32(at(m, m->params, L->soff), m->master + L->soff, m->dt, own_numel(L));
+        cast_from_f32(dtype_at(m->params, m->dt, L->soff), m->master + L->soff, m->dt, own_numel(L));
     }
 }
 
 // ----------------------------------------------------------------------------
-// sharding: the collectives that replace lc1's all-reduce
+// model files
 
-// Groups layers into buckets from the last layer down, the order backward
-// finishes them: a bucket takes the next layer while their padded gradients fit
-// in --bucket-mb MiB. With 0, or a layer bigger than that, a layer goes alone.
-void buckets_plan(Trainer *t) {
-    const Model *m = &t->model;
-    double cap = t->a.bucket_mb * 1048576.0, N = rt.world;
-    t->nbuckets = 0;
-    for (int l = m->nlayers - 1; l >= 0; l--) {
-        Bucket *b = t->nbuckets ? &t->bucket[t->nbuckets - 1] : NULL;
-        if (b && dtype_size(m->dt) * N * (double)(b->count + m->layer[l].shard) <= cap) {
-            b->lo = l;
-            b->count += m->layer[l].shard;
-            continue;
-        }
-        b = &t->bucket[t->nbuckets++];
-        *b = (Bucket){ .lo = l, .hi = l, .count = m->layer[l].shard };
+// Reads only this rank's slice of each layer from a safetensors file.
+const char *load_params(Model *m, const char *path) {
+    Ckpt c;
+    const char *err = ckpt_open_model(&c, path, m->nlayers);
+    for (int l = 0; l < m->nlayers && !err; l++) {
+        const Layer *L = &m->layer[l];
+        err = ckpt_read_layer(&c, l, L->out, L->in, (size_t)rt.rank * L->shard, own_numel(L),
+                              m->master + L->soff);
     }
+    ckpt_close(&c);
+    params_from_master(m);
+    return err;
 }
 
-// Waits for request r. Adds the time it ran on the comm thread to *time, and to
-// *hidden the part of that before this thread began to wait: time it ran while
-// this thread computed.
-void wait_timed(CommReq r, double *time, double *hidden) {
-    double waiting_from = now_s(), start, end;
-    comm_wait(r);
-    comm_req_times(r, &start, &end);
-    *time += end - start;
-    *hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
-}
-
-// Waits for the reduce-scatter in flight, then frees its full gradients.
-void reduce_scatter_wait(Trainer *t) {
-    Bucket *b = t->sending;
-    if (!b) return;
-    wait_timed(b->req, &t->rs_time, &t->rs_hidden);
-    mem_free(b->buf);
-    b->buf = NULL;
-    t->sending = NULL;
-}
-
-// Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
-void reduce_scatter_launch(Trainer *t, Bucket *b) {
-    reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
+// Collective: layer by layer, every rank gathers the fp32 master params (the
+// model at full precision) and rank 0 appends them to the file. Returns rank
+// 0's error, if any (NULL elsewhere).
+const char *save_params(Trainer *t, const char *path) {
     const Model *m = &t->model;
-    void *shards = at(m, m->grads, m->layer[b->lo].soff);
-    // The reduce-scatter overwrites my slices. Adding what they hold (the earlier
-    // micro-batches) to my own contribution keeps it in the sum.
-    add_to(at(m, b->buf, (size_t)rt.rank * b->count), shards, m->dt, b->count);
-    b->req = comm_reduce_scatter_async(b->buf, shards, b->count, m->dt);  // pairs added in fp32
-    t->sending = b;
-}
-
-// Backward has produced g, layer l's full gradient. A bucket of one layer sends
-// g itself; a bigger bucket needs its layers' slices rank-major (rank r's slices
-// of every layer together), so g is copied in and freed.
-void grads_ready(Trainer *t, int l, void *g) {
-    const Model *m = &t->model;
-    const Layer *L = &m->layer[l];
-    Bucket *b = t->bucket;
-    while (l < b->lo) b++;
-    if (b == t->sending) reduce_scatter_wait(t);  // the previous micro-batch's, still in flight
-    if (b->lo == b->hi) {
-        b->buf = g;
-    } else {
-        if (!b->buf) b->buf = mem_alloc(MEM_GRADS, b->count * rt.world * dtype_size(m->dt));
-        size_t pos = L->soff - m->layer[b->lo].soff;
-        for (int r = 0; r < rt.world; r++)
-            copy_dt(at(m, b->buf, (size_t)r * b->count + pos), at(m, g, (size_t)r * L->shard), m->dt,
-                    L->shard);
-        mem_free(g);
+    CkptTensor specs[2 * MAX_LAYERS];
+    for (int l = 0; l < m->nlayers; l++) ckpt_linear_specs(specs + 2 * l, l, m->layer[l].out, m->layer[l].in);
+    CkptWriter f;
+    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        float *p = mem_alloc(MEM_COMM_BUFFERS, L->pad * sizeof(float));
+        comm_all_gather(m->master + L->soff, p, L->shard, DT_F32);  // weight, then bias: the file's order
+        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, L->numel);
+        mem_free(p);
     }
-    if (l == b->lo) reduce_scatter_launch(t, b);
-}
-
-// Starts the all-gather of layer l's params into a fresh buffer (comm_buffers).
-void gather_launch(Trainer *t, int l) {
-    const Layer *L = &t->model.layer[l];
-    const Model *m = &t->model;
-    t->gathered[l] = mem_alloc(MEM_COMM_BUFFERS, L->pad * dtype_size(m->dt));
-    t->gather_req[l] = comm_all_gather_async(at(m, m->params, L->soff), t->gathered[l], L->shard, m->dt);
-}
-
-// Layer l's full params, gathered from every rank's slice, waiting if needed.
-// With --prefetch 1 the gather of layer `next` is launched first, so it runs on
-// the comm thread while layer l computes.
-void *gather_params(Trainer *t, int l, int next) {
-    if (!t->gathered[l]) gather_launch(t, l);
-    if (t->a.prefetch && next >= 0 && next < t->model.nlayers && !t->gathered[next])
-        gather_launch(t, next);
-    if (t->gather_req[l] >= 0) wait_timed(t->gather_req[l], &t->ag_time, &t->ag_hidden);
-    t->gather_req[l] = -1;
-    return t->gathered[l];
-}
-
-// The layer has run: its full params go back to mem.
-void gather_free(Trainer *t, int l) {
-    mem_free(t->gathered[l]);
-    t->gathered[l] = NULL;
+    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
+    return err;
 }
 
 // ----------------------------------------------------------------------------
@@ -551,51 +504,24 @@ void gather_free(Trainer *t, int l) {
 void trainer_setup(Trainer *t, const Args *a) {
     memset(t, 0, sizeof *t);
     t->a = *a;
-    if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
-    const char *err = data_load(&t->data, a->data, a->context, a->seed);
-    agree_input(err == NULL, err);
+    rt_setup(a);
+    agree_input(data_load(&t->data, a->data, a->context, a->seed));
     model_build(&t->model, a);
-    if (a->init) {
-        err = load_params(&t->model, a->init);
-        agree_input(err == NULL, err);
-    } else {
-        init_params(&t->model, a->seed);
-    }
+    if (a->init) agree_input(load_params(&t->model, a->init));
+    else init_params(&t->model, a->seed);
     adam_alloc(&t->opt, a, t->model.shard_numel);
     scaler_init(&t->scaler, a);
     buckets_plan(t);
-    size_t widest = 0, widest_out = 0, widest_slice = 0;
-    for (int l = 0; l < t->model.nlayers; l++) {
-        if (t->model.layer[l].numel > widest) widest = t->model.layer[l].numel;
-        if ((size_t)t->model.layer[l].out > widest_out) widest_out = (size_t)t->model.layer[l].out;
-        if (t->model.layer[l].shard > widest_slice) widest_slice = t->model.layer[l].shard;
-    }
-    t->b32 = mem_alloc(MEM_ACTIVATIONS, widest_out * sizeof(float));  // compute scratch
-    t->g32 = mem_alloc(MEM_ACTIVATIONS, widest * sizeof(float));
-    t->gs32 = mem_alloc(MEM_ACTIVATIONS, widest_slice * sizeof(float));
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
-    err = NULL;
-    if (a->save_model && rt.rank == 0) err = ckpt_can_write(a->save_model);
-    agree_input(err == NULL, err);
-    static char msg[512];
-    if (a->loss_log && rt.rank == 0 && !(t->loss_log = fopen(a->loss_log, "w"))) {
-        snprintf(msg, sizeof msg, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
-        err = msg;
-    }
-    agree_input(err == NULL, err);
 }
 
 void trainer_teardown(Trainer *t) {
-    if (t->loss_log) fclose(t->loss_log);
     acts_free(&t->acts, &t->model);
     mem_free(t->opt.m);
     mem_free(t->opt.v);
     if (t->model.master != t->model.params) mem_free(t->model.master);
     mem_free(t->model.params);
     mem_free(t->model.grads);
-    mem_free(t->b32);
-    mem_free(t->g32);
-    mem_free(t->gs32);
     data_free(&t->data);
 }
 
@@ -633,69 +559,35 @@ double train_step(Trainer *t, long step) {
 }
 
 void train(Trainer *t) {
-    long steps = t->a.steps;
-    double window_start = now_s();
-    long window_steps = 0;
-    comm_reset_stats();
-    mem_reset_peaks();
-    t->rs_time = t->rs_hidden = t->ag_time = t->ag_hidden = 0.0;
-    steptime_reset();
-    for (long s = 0; s < steps; s++) {
-        double t0 = now_s();
+    Progress p;
+    progress_start(&p, &t->a);
+    t->rs = t->ag = (CommOverlap){ 0 };
+    for (long s = 0; s < t->a.steps; s++) {
+        progress_begin_step(&p);
         t->loss = train_step(t, s);
-        kernels_wait();  // on a GPU the step ends when its queued kernels have run
-        double ms = 1e3 * (now_s() - t0);
-        steptime_record(ms);
-        window_steps++;
-        if (t->loss_log) fprintf(t->loss_log, "%ld %.9g\n", s + 1, t->loss);
-        int every = t->a.log_every;
-        if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
-            double dt = now_s() - window_start;
-            print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s | scale %g | skipped %ld\n", s + 1,
-                   steps, t->loss, 1e3 * dt / window_steps, t->a.batch * window_steps / dt,
-                   t->scaler.scale, t->scaler.skipped);
-            window_start = now_s();
-            window_steps = 0;
-        }
+        char scale[64];
+        snprintf(scale, sizeof scale, " | scale %g | skipped %ld", t->scaler.scale, t->scaler.skipped);
+        progress_end_step(&p, s, t->loss, scale);
     }
-    t->comm = comm_stats();
+    t->comm = progress_end(&p);
 }
 
 // ----------------------------------------------------------------------------
 // sampling
 
+// The probabilities of the symbol after the T symbols in ctx: a forward of one row.
+void next_symbol(void *trainer, const uint8_t *ctx, float *probs) {
+    Trainer *t = trainer;
+    memcpy(t->acts.ctx, ctx, (size_t)t->model.T);
+    forward(t, 1);
+    gather_free(t, t->model.nlayers - 1);  // no backward follows
+    softmax_row(probs, t->acts.f32, VOCAB);
+}
+
 // Rank 0 prints words drawn from the trained model, one symbol at a time. Every
 // rank runs the loop: each forward gathers the layers from all of them, and the
 // same seed makes every rank draw the same words.
-void sample_words(Trainer *t) {
-    if (t->a.sample == 0) return;
-    print0("\nsamples:");
-    Model *m = &t->model;
-    Acts *x = &t->acts;
-    Rng r = rng_stream(t->a.seed, RNG_STREAM_SAMPLE);
-    float probs[VOCAB];
-    for (int w = 0; w < t->a.sample; w++) {
-        char word[64];
-        int len = 0;
-        memset(x->ctx, 0, (size_t)m->T);
-        for (;;) {
-            forward(t, 1);
-            gather_free(t, m->nlayers - 1);  // no backward follows
-            softmax_row(probs, x->f32, VOCAB);
-            float u = rng_uniform(&r), acc = 0.0f;
-            int next = VOCAB - 1;
-            for (int c = 0; c < VOCAB; c++)
-                if (u < (acc += probs[c])) { next = c; break; }
-            if (next == 0 || len == (int)sizeof word - 1) break;
-            word[len++] = data_char(next);
-            memmove(x->ctx, x->ctx + 1, (size_t)m->T - 1);
-            x->ctx[m->T - 1] = (uint8_t)next;
-        }
-        word[len] = '\0';
-        print0(" %s", word);
-    }
-    print0("\n");
-}
+void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 1, next_symbol, t); }
 
 // ----------------------------------------------------------------------------
 // reports
@@ -709,51 +601,45 @@ double model_state_formula(const Model *m) {
 }
 // Bytes each rank sends per step under the ring model: per micro-batch, the
 // all-gathers of forward (every layer) and backward (all but the last layer)
-// and a reduce-scatter of the gradients, in dt; the overflow flag's all-reduce
-// (an int); with clipping one all-reduce of a double.
+// and a reduce-scatter of the gradients: ZeRO-3's 3(N-1)/N x 4Ψ_pad less the
+// last layer's second gather, in dt; the overflow flag's all-reduce (an int);
+// with clipping one all-reduce of a double.
 double comm_theory(const Trainer *t) {
     const Model *m = &t->model;
-    double N = rt.world, esz = (double)dtype_size(m->dt), pad = esz * (double)m->shard_numel * N;
-    double last = esz * (double)m->layer[m->nlayers - 1].pad;
-    double micro = (N - 1) / N * (pad + (pad - last) + pad);
-    return t->a.accum * micro + 2.0 * (N - 1) / N * 4.0 + (t->a.clip > 0 ? 2.0 * (N - 1) / N * 8.0 : 0.0);
+    double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world), e = (double)dtype_size(m->dt);
+    double last = e * (double)m->layer[m->nlayers - 1].pad;
+    double micro = theory_comm(ZERO_3, psi, pad, rt.world, (int)e) - theory_gather(last, rt.world);
+    return t->a.accum * micro + theory_all_reduce(4.0, rt.world) +
+           (t->a.clip > 0 ? theory_all_reduce(8.0, rt.world) : 0.0);
 }
 
 void report(Trainer *t) {
     const Model *m = &t->model;
     char formula[128], theory[384];
-    size_t e = dtype_size(m->dt);
+    size_t e = dtype_size(m->dt);  // bytes per element of params and grads
     snprintf(formula, sizeof formula, "(%zu + %zu + %d + 4 + 4)Ψ_pad/N = 16 x %zu/%d", e, e,
              m->dt == DT_F32 ? 0 : 4, m->shard_numel * rt.world, rt.world);
-    size_t peak = 0;
-    size_t state = mem_report(formula, model_state_formula(m), &peak);
-    double g[2] = { (double)mem_stats().peak[MEM_GRADS], (double)mem_stats().peak[MEM_COMM_BUFFERS] };
-    comm_metric_max(g, 2);
+    MemReport mem = report_memory(formula, model_state_formula(m));
+    double g = report_peak(MEM_GRADS);
     print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %zu + full gradients in flight %.0f "
-           "(a full %zuΨ is %zu)\n", g[0], e, e * m->shard_numel, g[0] - (double)(e * m->shard_numel), e,
+           "(a full %zuΨ is %zu)\n", g, e, e * m->shard_numel, g - (double)(e * m->shard_numel), e,
            e * m->numel);
-    print0("  params gathered at peak: %.0f bytes in comm_buffers (%s; a full %zuΨ is %zu)\n", g[1],
+    print0("  params gathered at peak: %.0f bytes in comm_buffers (%s; a full %zuΨ is %zu)\n",
+           report_peak(MEM_COMM_BUFFERS),
            t->a.prefetch ? "a layer and the one prefetched" : "one layer at a time", e, e * m->numel);
     snprintf(theory, sizeof theory, "%d x (all_gather (N-1)/N x %zuΨ_pad + all_gather (N-1)/N x "
-             "%zu(Ψ_pad - last layer) + reduce_scatter (N-1)/N x %zuΨ_pad) + overflow flag all_reduce "
-             "2(N-1)/N x 4%s (Ψ_pad = %zu, %s)", t->a.accum, e, e, e,
+             "%zu(Ψ_pad - last layer) + reduce_scatter (N-1)/N x %zuΨ_pad)"
+             " + overflow flag all_reduce 2(N-1)/N x 4%s (Ψ_pad = %zu, %s)", t->a.accum, e, e, e,
              t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "", m->shard_numel * rt.world,
              dtype_name(m->dt));
-    comm_report(&t->comm, (int)t->a.steps, theory, comm_theory(t));
-    double per = 1e3 / (double)t->a.steps;
-    print0("  reduce-scatter: %.3f ms per step on the comm thread, %.3f ms of it under compute "
-           "(rank 0, %d bucket%s)\n", t->rs_time * per, t->rs_hidden * per, t->nbuckets,
-           t->nbuckets > 1 ? "s" : "");
-    print0("  all-gather: %.3f ms per step on the comm thread, %.3f ms of it under compute "
-           "(rank 0, prefetch %s)\n", t->ag_time * per, t->ag_hidden * per, t->a.prefetch ? "on" : "off");
+    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    char note[32];
+    snprintf(note, sizeof note, "%d bucket%s", t->nbuckets, t->nbuckets > 1 ? "s" : "");
+    report_overlap("reduce-scatter", &t->rs, t->a.steps, note);
+    report_overlap("all-gather", &t->ag, t->a.steps, t->a.prefetch ? "prefetch on" : "prefetch off");
     print0("\nloss scale: %s, %g at the end, %ld of %ld steps skipped for an overflow\n",
            t->scaler.dynamic ? "dynamic" : "static", t->scaler.scale, t->scaler.skipped, t->a.steps);
-    double sent = comm_total_sent_bytes(&t->comm) / (double)t->a.steps;
-    print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
-           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f "
-           "model_state_formula=%.0f%s\n",
-           STAGE, rt.world, t->a.device, m->numel, t->a.steps, t->loss, state, peak, sent,
-           steptime_median(), model_state_formula(m), mem_summary_fields());
+    report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 
 // ----------------------------------------------------------------------------
@@ -763,7 +649,7 @@ void report(Trainer *t) {
 int main(int argc, char **argv) {
     rt_init(&argc, &argv, STAGE);
     Args a;
-    args_init(&a, argc, argv, OPTIONS);
+    rt_args(&a, argc, argv, OPTIONS);
     Trainer t;
     trainer_setup(&t, &a);
     print0("%s: %d rank%s, Ψ = %zu parameters (%d Linear layers), %zu words, %zu examples\n",
@@ -771,16 +657,9 @@ int main(int argc, char **argv) {
            t.data.nwords, t.data.n);
     print0("each rank owns 1/%d of every layer: %zu of Ψ_pad = %zu (each layer padded to a "
            "multiple of N)\n", rt.world, t.model.shard_numel, t.model.shard_numel * rt.world);
-    if (a.trace) trace_open(a.trace);
     train(&t);
-    if (a.trace) {
-        const char *err = trace_write(a.trace);
-        if (err) fatal("%s", err);
-    }
-    if (a.save_model) {
-        const char *err = save_params(&t, a.save_model);
-        if (err) fatal("%s", err);
-    }
+    const char *err = a.save_model ? save_params(&t, a.save_model) : NULL;
+    if (err) fatal("%s", err);
     sample_words(&t);
     report(&t);
     trainer_teardown(&t);

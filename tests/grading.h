@@ -1,5 +1,5 @@
 // grading: what every distributed stage's suite checks against lc0, written once.
-// Included after the stage's .c (so Model, Trainer, tensor_spec, train_step are
+// Included after the stage's .c (so Model, Trainer, trainer_setup, train_step are
 // that stage's). The suite defines full_params(): the whole model as this rank
 // would save it, which a ZeRO-3 stage has to gather first.
 #ifndef GRADING_H
@@ -31,17 +31,13 @@ static inline void setup_from(Trainer *t, const char *what, int argc, char **arg
 // Relative L2 distance of params from lc0's final model in path.
 static double distance_to_reference(const Model *m, const float *params, const char *path) {
     Ckpt c;
-    const char *err = ckpt_open(&c, path);
+    const char *err = ckpt_open_model(&c, path, m->nlayers);
     if (err) fatal("%s", err);
     float *ref = mem_alloc(MEM_DATA, m->numel * sizeof(float));
-    for (int l = 0; l < m->nlayers && !err; l++)
-        for (int w = 1; w >= 0 && !err; w--) {
-            CkptTensor t;
-            tensor_spec(m, l, w, &t);
-            size_t n = w ? (size_t)t.shape[0] * t.shape[1] : (size_t)t.shape[0];
-            float *dst = w ? weight(m, ref, l) : bias(m, ref, l);
-            err = ckpt_read(&c, t.name, t.ndim, t.shape, 0, n, dst);
-        }
+    for (int l = 0; l < m->nlayers && !err; l++) {
+        const Layer *L = &m->layer[l];
+        err = ckpt_read_layer(&c, l, L->out, L->in, 0, L->numel, ref + L->off);
+    }
     ckpt_close(&c);
     if (err) fatal("%s", err);
     double num = 0, den = 0;

@@ -143,7 +143,43 @@ START_TEST(test_malformed) {
     float x[2];
     ck_assert_ptr_nonnull(strstr(ckpt_read(&c, "a", 1, (int64_t[]){ 2 }, 0, 2, x), "is F16, expected F32"));
     ckpt_close(&c);
-    ck_assert_ptr_nonnull(strstr(ckpt_can_write("/nonexistent/dir/m.st"), "cannot write model file"));
+}
+END_TEST
+
+// The course's layers: nn.Linear names, a segment read across weight and bias
+// in any slice, and a file with the wrong number of tensors refused.
+START_TEST(test_linear_layers) {
+    enum { OUT = 5, IN = 3, NUMEL = OUT * IN + OUT };
+    float seg[2][NUMEL], back[NUMEL];
+    CkptTensor s[4];
+    const float *data[4];
+    for (int l = 0; l < 2; l++) {
+        for (int i = 0; i < NUMEL; i++) seg[l][i] = (float)(100 * l + i);
+        ckpt_linear_specs(s + 2 * l, l, OUT, IN);
+        data[2 * l] = seg[l];
+        data[2 * l + 1] = seg[l] + OUT * IN;
+    }
+    ck_assert_str_eq(s[2].name, "layers.1.weight");
+    ck_assert_str_eq(s[3].name, "layers.1.bias");
+    ck_assert_int_eq(s[3].ndim, 1);
+    ck_assert_ptr_null(ckpt_write(path_of("linear.st"), 4, s, data));
+    Ckpt c;
+    ck_assert_ptr_nonnull(strstr(ckpt_open_model(&c, path_of("linear.st"), 3), "has 4 tensors, this model has 6"));
+    ck_assert_ptr_null(c.f);
+    ck_assert_ptr_null(ckpt_open_model(&c, path_of("linear.st"), 2));
+    // Every slice of layer 1's segment: inside the weight, across the seam, inside the bias.
+    for (size_t first = 0; first <= NUMEL; first++)
+        for (size_t count = 0; first + count <= NUMEL; count++) {
+            memset(back, 0xff, sizeof back);
+            ck_assert_ptr_null(ckpt_read_layer(&c, 1, OUT, IN, first, count, back));
+            ck_assert_mem_eq(back, seg[1] + first, count * sizeof(float));
+            unsigned char untouched[sizeof(float)];
+            memset(untouched, 0xff, sizeof untouched);
+            if (count < NUMEL) ck_assert_mem_eq(&back[count], untouched, sizeof untouched);  // nothing past it
+        }
+    ck_assert_ptr_nonnull(strstr(ckpt_read_layer(&c, 1, OUT, IN + 1, 0, 2, back), "has shape [5,3], expected [5,4]"));
+    ckpt_close(&c);
+    ckpt_close(&c);  // again: harmless
 }
 END_TEST
 
@@ -154,6 +190,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_streaming_writer);
     tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_linear_layers);
     suite_add_tcase(s, tc);
     return s;
 }

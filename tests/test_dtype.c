@@ -237,6 +237,7 @@ START_TEST(test_relu_backward_dt) {
 END_TEST
 
 static Suite *suite(void) {
+    kernels_init();  // one BLAS thread, as in the stages
     Suite *s = suite_create("dtype");
     TCase *tc = tcase_create("conversions");
     tcase_set_timeout(tc, 120);

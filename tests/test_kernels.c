@@ -257,7 +257,27 @@ START_TEST(test_rng_portable) {
 }
 END_TEST
 
+START_TEST(test_rng_categorical) {
+    // Draws follow the probabilities (5 sigma over 100,000 draws each)...
+    Rng r = rng_stream(7, 4);
+    const float p[4] = { 0.1f, 0.2f, 0.3f, 0.4f };
+    int count[4] = { 0 };
+    for (int i = 0; i < 100000; i++) count[rng_categorical(&r, p, 4)]++;
+    for (int c = 0; c < 4; c++)
+        ck_assert_double_le(fabs(count[c] / 1e5 - p[c]), 5 * sqrt(p[c] * (1 - p[c]) / 1e5));
+    // ...a symbol of probability 0 is never drawn, and when rounding leaves the
+    // sum short of the draw the last symbol is.
+    const float only2[3] = { 0.0f, 0.0f, 1.0f }, none[3] = { 0.0f, 0.0f, 0.0f }, first[2] = { 1.0f, 0.0f };
+    for (int i = 0; i < 1000; i++) {
+        ck_assert_int_eq(rng_categorical(&r, only2, 3), 2);
+        ck_assert_int_eq(rng_categorical(&r, none, 3), 2);
+        ck_assert_int_eq(rng_categorical(&r, first, 2), 0);
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
+    kernels_init();  // one BLAS thread, as in the stages
     rng = rng_stream(42, 0);
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("cpu");
@@ -271,6 +291,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_norm_and_clip);
     tcase_add_test(tc, test_elementwise);
     tcase_add_test(tc, test_rng_portable);
+    tcase_add_test(tc, test_rng_categorical);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -74,7 +74,7 @@ START_TEST(test_gradient_matches_double_reference) {
     Acts *x = &t.acts;
     data_batch(&t.data, 0, a.batch, 0, x->rows, x->ctx, x->targets);
     zero_grad(m);
-    double loss = forward_backward(m, x, a.batch) / a.batch;
+    double loss = forward_backward(&t, a.batch) / a.batch;
     double *p = mem_alloc(MEM_DATA, m->numel * sizeof(double));
     double *g = mem_alloc(MEM_DATA, m->numel * sizeof(double));
     for (size_t i = 0; i < m->numel; i++) p[i] = m->params[i];
@@ -119,7 +119,7 @@ START_TEST(test_adam_moments_move) {
     Trainer u;
     trainer_setup(&u, &a);
     data_batch(&u.data, 0, a.batch, 0, u.acts.rows, u.acts.ctx, u.acts.targets);
-    forward_backward(&u.model, &u.acts, a.batch);
+    forward_backward(&u, a.batch);
     memcpy(g1, u.model.grads, n * sizeof(float));
     size_t nonzero = 0;
     for (size_t i = 0; i < n; i++) {
@@ -151,10 +151,10 @@ START_TEST(test_zero_grad_zeroes) {
     for (size_t i = 0; i < m->numel; i++) ck_assert_float_eq(m->grads[i], 0.0f);
     // Backward accumulates: two passes without zero_grad give twice the gradient.
     data_batch(&t.data, 0, a.batch, 0, x->rows, x->ctx, x->targets);
-    forward_backward(m, x, a.batch);
+    forward_backward(&t, a.batch);
     float *once = mem_alloc(MEM_DATA, m->numel * sizeof(float));
     memcpy(once, m->grads, m->numel * sizeof(float));
-    forward_backward(m, x, a.batch);
+    forward_backward(&t, a.batch);
     for (size_t i = 0; i < m->numel; i++) ck_assert(fabsf(m->grads[i] - 2 * once[i]) <= 1e-6f * fabsf(once[i]));
     // train_step zeroes first: its gradient is the step's own.
     train_step(&t, 0);
@@ -209,7 +209,7 @@ START_TEST(test_no_collectives) {
     trainer_setup(&t, &a);
     train(&t);
     for (int k = 0; k < COLL_NKIND; k++) ck_assert_uint_eq(t.comm.kind[k].calls, 0);
-    ck_assert_double_eq(comm_total_sent_bytes(&t.comm), comm_theory(&t.model));
+    ck_assert_double_eq(comm_total_sent_bytes(&t.comm), comm_theory(&t));
     trainer_teardown(&t);
 }
 END_TEST
@@ -247,7 +247,7 @@ START_TEST(test_save_and_load) {
     Trainer t;
     trainer_setup(&t, &a);
     train_step(&t, 0);
-    ck_assert_ptr_null(save_params(&t.model, path));
+    ck_assert_ptr_null(save_params(&t, path));
     Args b = small_args("--init", path);
     Trainer u;
     trainer_setup(&u, &b);

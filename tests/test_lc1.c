@@ -69,8 +69,8 @@ START_TEST(test_model_state_and_comm_exact) {
             for (int k = 0; k < COLL_NKIND; k++) others += k == COLL_ALL_REDUCE ? 0 : t.comm.kind[k].calls;
             CK_ALL(others == 0, "collectives other than all-reduce during training");
             double per_step = comm_total_sent_bytes(&t.comm) / (double)steps;
-            CK_ALL(fabs(per_step - comm_theory(&t.model)) <= 1e-9 * per_step + 1e-9,
-                   "stage's theory %.1f != measured %.1f", comm_theory(&t.model), per_step);
+            CK_ALL(fabs(per_step - comm_theory(&t)) <= 1e-9 * per_step + 1e-9,
+                   "stage's theory %.1f != measured %.1f", comm_theory(&t), per_step);
             trainer_teardown(&t);
         }
     }

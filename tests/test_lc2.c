@@ -81,7 +81,7 @@ START_TEST(test_sharded_clipping_equals_full) {
     for (int k = 0; k < a.accum; k++) {
         data_batch(&t.data, 0, a.batch, rt.rank * (a.batch / rt.world) + k * t.acts.rows,
                    t.acts.rows, t.acts.ctx, t.acts.targets);
-        forward_backward(m, &t.acts, a.batch);
+        forward_backward(&t, a.batch);
     }
     float *whole = mem_alloc(MEM_GRADS, m->numel * sizeof(float));
     copy(whole, m->grads, m->numel);

@@ -177,7 +177,7 @@ START_TEST(test_reduce_scatter_overlaps_backward) {
     Trainer t;
     setup(&t, "overlap", "512", "3", "384", "1", "0", "0");
     train(&t);
-    double hidden[1] = { t.rs_hidden }, total[1] = { t.rs_time };
+    double hidden[1] = { t.rs.hidden }, total[1] = { t.rs.time };
     comm_metric_sum(hidden, 1);
     comm_metric_sum(total, 1);
     if (rt.rank == 0 && getenv("ZC_VERBOSE"))

@@ -195,7 +195,7 @@ START_TEST(test_prefetch_overlaps_compute) {
     Trainer t;
     setup_from(&t, "overlap", 13, argv);
     train(&t);
-    double v[2] = { t.ag_hidden, t.ag_time };
+    double v[2] = { t.ag.hidden, t.ag.time };
     comm_metric_sum(v, 2);
     if (rt.rank == 0 && getenv("ZC_VERBOSE"))
         printf("  all-gather %.3f ms, %.3f ms of it under compute (summed over ranks)\n", 1e3 * v[1],

@@ -235,12 +235,12 @@ static void write_scaled_init(const char *path, const char *hidden, float factor
     CkptTensor specs[2 * MAX_LAYERS];
     const float *data[2 * MAX_LAYERS];
     for (int l = 0; l < m.nlayers; l++) {
-        init_segment(w + m.layer[l].off, &m.layer[l], l, a.seed, 0, m.layer[l].numel);
-        scale(w + m.layer[l].off, factor, m.layer[l].numel);
-        for (int k = 1; k >= 0; k--) {
-            tensor_spec(&m, l, k, &specs[2 * l + 1 - k]);
-            data[2 * l + 1 - k] = k ? weight(&m, w, l) : bias(&m, w, l);
-        }
+        const Layer *L = &m.layer[l];
+        init_segment(w + L->off, L, l, a.seed, 0, L->numel);
+        scale(w + L->off, factor, L->numel);
+        ckpt_linear_specs(specs + 2 * l, l, L->out, L->in);
+        data[2 * l] = w + L->off;                                   // the weight
+        data[2 * l + 1] = w + L->off + (size_t)L->out * L->in;      // the bias
     }
     const char *err = rt.rank == 0 ? ckpt_write(path, 2 * m.nlayers, specs, data) : NULL;
     CK_ALL(err == NULL, "%s", err ? err : "");

@@ -35,11 +35,27 @@ START_TEST(test_course_model) {
 }
 END_TEST
 
+START_TEST(test_ring_model) {
+    // What one rank sends in the ring algorithm: 2(N-1)/N of the buffer in an
+    // all-reduce, (N-1)/N in a reduce-scatter or an all-gather; nothing alone.
+    ck_assert_double_eq(theory_all_reduce(1000, 4), 1500);
+    ck_assert_double_eq(theory_gather(1000, 4), 750);
+    ck_assert_double_eq(theory_all_reduce(1000, 1), 0);
+    ck_assert_double_eq(theory_gather(1000, 1), 0);
+    ck_assert_double_eq(theory_gather(24, 3), 16);
+    // The stages' formulas are made of them: ZeRO-1's reduce-scatter plus
+    // all-gather is one all-reduce's worth; ZeRO-3 adds a gather.
+    ck_assert_double_eq(theory_comm(ZERO_1, 99, 100, 4, 4), 2 * theory_gather(400, 4));
+    ck_assert_double_eq(theory_comm(ZERO_3, 99, 100, 4, 2), 3 * theory_gather(200, 4));
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("theory");
     TCase *tc = tcase_create("formulas");
     tcase_add_test(tc, test_paper_figure);
     tcase_add_test(tc, test_course_model);
+    tcase_add_test(tc, test_ring_model);
     suite_add_tcase(s, tc);
     return s;
 }

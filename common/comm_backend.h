@@ -1,0 +1,63 @@
+// comm_backend: what a collective backend implements, and the few things every
+// backend needs (the kinds of collective, one request's description, its
+// payload, a local reduction). comm.h is what the stages call; this is what
+// comm.c calls, one collective at a time, on its comm thread.
+#ifndef COMM_BACKEND_H
+#define COMM_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+
+typedef enum { OP_SUM, OP_MAX, OP_MIN } RedOp;
+typedef enum {
+    COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST,
+    COLL_REDUCE, COLL_SCATTER, COLL_BARRIER, COLL_NKIND
+} CollKind;
+
+typedef struct {
+    CollKind kind;
+    const void *send;
+    void *recv;
+    size_t count;   // all-reduce, broadcast, reduce: the vector; else the per-rank slice
+    DType dt;
+    RedOp op;
+    int root;
+} CommOp;
+
+// A backend's run returns this when it cannot know what it sent (a library).
+#define COMM_SENT_MODEL UINT64_MAX
+
+typedef struct {
+    const char *name;
+    // Runs on the comm thread and blocks until done; returns the bytes this rank
+    // sent, or COMM_SENT_MODEL.
+    uint64_t (*run)(const CommOp *op);
+    int counts_sent;          // 1: run returns what it really sent (hand-written)
+    int gpu_buffers;          // 1: reads and writes GPU memory (nccl); 0: host memory
+    void (*open)(void);       // optional: on selection, on the main thread, nothing in flight
+    void (*close)(void);      // optional: at comm_finalize
+} CommBackend;
+
+extern const CommBackend comm_backend_mpi, comm_backend_ring, comm_backend_naive;
+#ifdef ZC_CUDA
+extern const CommBackend comm_backend_nccl;
+
+// comm_staging.c (CUDA runs): waits for ready (an event on the compute stream,
+// recorded when the request was made), copies each buffer the backend cannot
+// read (GPU memory for a host backend, host memory for nccl) through a staging
+// buffer, runs the collective, and copies the result back.
+uint64_t comm_run_staged(const CommBackend *b, const CommOp *op, void *ready);
+void comm_staging_free(void);
+#endif
+
+// "all_reduce", "reduce_scatter", ...
+const char *coll_name(CollKind k);
+// The size of the whole buffer a collective is about: the vector of an
+// all-reduce, broadcast or reduce, all N slices of the others (0 for a barrier).
+uint64_t comm_payload_bytes(const CommOp *o);
+// acc = acc op x, elementwise; 16-bit types are combined in fp32 and rounded once.
+void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op);
+
+#endif

@@ -1,0 +1,193 @@
+// report: progress lines, sampled words, the memory and communication reports
+// and the summary line.
+#include "report.h"
+#include "base.h"
+#include "data.h"
+#include "kernels.h"
+#include "rng.h"
+#include "rt.h"
+#include "trace.h"
+#ifdef ZC_CUDA
+#include "gpu.h"
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+// ----------------------------------------------------------------------------
+// while training
+
+void progress_start(Progress *p, const Args *a) {
+    memset(p, 0, sizeof *p);
+    p->a = a;
+    static char reason[512];
+    const char *err = NULL;
+    if (a->loss_log && rt.rank == 0 && !(p->loss_log = fopen(a->loss_log, "w"))) {
+        snprintf(reason, sizeof reason, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
+        err = reason;
+    }
+    agree_input(err);
+    if (a->trace) trace_open(a->trace);
+    comm_reset_stats();
+    mem_reset_peaks();
+    steptime_reset();
+    p->window_start = now_s();
+}
+
+void progress_begin_step(Progress *p) { p->step_start = now_s(); }
+
+void progress_end_step(Progress *p, long s, double loss, const char *extra) {
+    kernels_wait();  // on a GPU the step ends when its queued kernels have run
+    steptime_record(1e3 * (now_s() - p->step_start));
+    p->window_steps++;
+    if (p->loss_log) fprintf(p->loss_log, "%ld %.9g\n", s + 1, loss);
+    long steps = p->a->steps;
+    int every = p->a->log_every;
+    if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
+        double dt = now_s() - p->window_start;
+        print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s%s\n", s + 1, steps, loss,
+               1e3 * dt / p->window_steps, p->a->batch * p->window_steps / dt, extra ? extra : "");
+        p->window_start = now_s();
+        p->window_steps = 0;
+    }
+}
+
+CommStats progress_end(Progress *p) {
+    CommStats training = comm_stats();  // before the trace's own collectives
+    const char *err = p->a->trace ? trace_write(p->a->trace) : NULL;
+    if (err) fatal("%s", err);
+    if (p->loss_log && fclose(p->loss_log) != 0)
+        fatal("cannot write loss log '%s': %s", p->a->loss_log, strerror(errno));
+    p->loss_log = NULL;
+    return training;
+}
+
+// ----------------------------------------------------------------------------
+// sampling
+
+void report_samples(const Args *a, int T, int collective, NextSymbol next, void *model) {
+    if (a->sample == 0) return;
+    print0("\nsamples:");
+    Rng r = rng_stream(a->seed, RNG_STREAM_SAMPLE);
+    uint8_t ctx[64];
+    float probs[VOCAB];
+    if (T > (int)sizeof ctx) fatal("report_samples: context %d is longer than %zu", T, sizeof ctx);
+    for (int w = 0; w < a->sample && (collective || rt.rank == 0); w++) {
+        char word[64];
+        int len = 0;
+        memset(ctx, 0, (size_t)T);
+        for (;;) {
+            next(model, ctx, probs);
+            int c = rng_categorical(&r, probs, VOCAB);
+            if (c == 0 || len == (int)sizeof word - 1) break;
+            word[len++] = data_char(c);
+            memmove(ctx, ctx + 1, (size_t)T - 1);
+            ctx[T - 1] = (uint8_t)c;
+        }
+        word[len] = '\0';
+        print0(" %s", word);
+    }
+    print0("\n");
+}
+
+// ----------------------------------------------------------------------------
+// memory
+
+MemReport report_memory(const char *formula, double formula_bytes) {
+    // One row per category plus the total and the model state: max over ranks.
+    enum { NROW = 2 * MEM_NCAT + 6, GPU = 2 * MEM_NCAT + 3 };
+    MemStats s = mem_stats();
+    double v[NROW];
+    for (int c = 0; c < MEM_NCAT; c++) {
+        v[2 * c] = (double)s.cur[c];
+        v[2 * c + 1] = (double)s.peak[c];
+    }
+    v[2 * MEM_NCAT] = (double)s.cur_total;
+    v[2 * MEM_NCAT + 1] = (double)s.peak_total;
+    v[2 * MEM_NCAT + 2] = (double)mem_model_state_bytes(&s);
+    v[GPU] = (double)s.gpu_cur;
+    v[GPU + 1] = (double)s.gpu_peak;
+    v[GPU + 2] = 0.0;  // what the driver says is in use on the device
+#ifdef ZC_CUDA
+    if (rt.device == DEV_CUDA) {
+        size_t used = 0, total = 0;
+        gpu_mem_info(&used, &total);
+        v[GPU + 2] = (double)used;
+    }
+#endif
+    comm_metric_max(v, NROW);
+
+    print0("\nmemory per rank (max over %d rank%s)\n", rt.world, rt.world > 1 ? "s" : "");
+    print0("  %-14s %12s %12s\n", "category", "current MiB", "peak MiB");
+    for (int c = 0; c < MEM_NCAT; c++)
+        print0("  %-14s %12.3f %12.3f\n", mem_cat_name(c), v[2 * c] / MIB, v[2 * c + 1] / MIB);
+    print0("  %-14s %12.3f %12.3f\n", "total", v[2 * MEM_NCAT] / MIB, v[2 * MEM_NCAT + 1] / MIB);
+    print0("  model state: formula %s = %.0f bytes, measured %.0f bytes%s\n", formula,
+           formula_bytes, v[2 * MEM_NCAT + 2],
+           formula_bytes == v[2 * MEM_NCAT + 2] ? " (equal)" : " (DIFFERENT)");
+    if (rt.device == DEV_CUDA)
+        print0("  on the GPU: tracked %.3f MiB now, %.3f MiB peak; the device reports %.3f MiB "
+               "in use (cudaMemGetInfo: also the CUDA context, cuBLAS and NCCL)\n",
+               v[GPU] / MIB, v[GPU + 1] / MIB, v[GPU + 2] / MIB);
+    MemReport r = { .state = (size_t)v[2 * MEM_NCAT + 2], .peak = (size_t)v[2 * MEM_NCAT + 1],
+                    .formula = formula_bytes };
+    int n = 0;
+    for (int c = MEM_PARAMS; c <= MEM_ADAM_V; c++)
+        n += snprintf(r.fields + n, sizeof r.fields - (size_t)n, " mem_%s=%.0f", mem_cat_name(c), v[2 * c]);
+    return r;
+}
+
+double report_peak(MemCat cat) {
+    double v = (double)mem_stats().peak[cat];
+    comm_metric_max(&v, 1);
+    return v;
+}
+
+// ----------------------------------------------------------------------------
+// communication
+
+void report_comm(const CommStats *st, long steps, const char *theory, double theory_bytes) {
+    CommStats s = *st;
+    double per = steps > 0 ? 1.0 / steps : 0.0;
+    print0("\ncommunication per step (rank 0, %s backend, N = %d, %s)\n", comm_backend()->name, rt.world,
+           comm_backend()->counts_sent ? "sent bytes as counted" : "sent bytes by the ring model");
+    print0("  %-15s %10s %16s %18s\n", "collective", "calls", "payload bytes", "sent bytes/rank");
+    int any = 0;
+    for (int k = 0; k < COLL_NKIND; k++) {
+        const CommCount *c = &s.kind[k];
+        if (!c->calls) continue;
+        any = 1;
+        print0("  %-15s %10.2f %16.1f %18.1f\n", coll_name(k), c->calls * per,
+               c->payload * per, comm_sent_bytes(c) * per);
+    }
+    if (!any) print0("  (no collectives)\n");
+    double sent = comm_total_sent_bytes(&s) * per;
+    print0("  %-15s %10s %16s %18.1f\n", "total", "", "", sent);
+    if (s.metrics.calls)
+        print0("  not counted above: %.2f scalar all_reduce/step for logging (%.1f bytes/step)\n",
+               s.metrics.calls * per, s.metrics.payload * per);
+    print0("  theory: %s = %.1f bytes sent per rank per step%s\n", theory, theory_bytes,
+           fabs(sent - theory_bytes) <= 1e-9 * theory_bytes ? " (equal)" : " (DIFFERENT)");
+}
+
+void report_overlap(const char *what, const CommOverlap *o, long steps, const char *note) {
+    double per = 1e3 / (double)steps;
+    print0("  %s: %.3f ms per step on the comm thread, %.3f ms of it under compute (rank 0, %s)\n",
+           what, o->time * per, o->hidden * per, note);
+}
+
+// ----------------------------------------------------------------------------
+// the summary line
+
+void report_summary(const char *stage, const Args *a, size_t params, double final_loss,
+                    const MemReport *mem, const CommStats *comm) {
+    double sent = comm_total_sent_bytes(comm) / (double)a->steps;
+    print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
+           "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f "
+           "model_state_formula=%.0f%s\n",
+           stage, rt.world, a->device, params, a->steps, final_loss, mem->state, mem->peak, sent,
+           steptime_median(), mem->formula, mem->fields);
+}

@@ -1,0 +1,75 @@
+// report: what every stage prints and how it keeps time. Progress lines while
+// it trains, words sampled from the model, the memory and communication reports
+// beside the stage's formulas, and the summary line that tools parse.
+#ifndef REPORT_H
+#define REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "args.h"
+#include "comm.h"
+#include "mem.h"
+
+// ----------------------------------------------------------------------------
+// while training
+
+typedef struct {
+    const Args *a;            // steps, log_every, batch, loss_log
+    FILE *loss_log;           // rank 0's, while training
+    double step_start, window_start;
+    long window_steps;        // steps since the last progress line
+} Progress;
+
+// Training starts: --trace starts recording, the comm counters, memory peaks
+// and step times restart, and rank 0 opens --loss-log (rt_setup checked both).
+// Every rank calls it.
+void progress_start(Progress *p, const Args *a);
+// A step begins (its time is measured from here).
+void progress_begin_step(Progress *p);
+// Step s (from 0) has ended with this mean loss: waits for the device, records
+// the step time, logs the loss, and every --log-every steps prints a progress
+// line (mean time and throughput since the last one) ending with extra.
+void progress_end_step(Progress *p, long s, double loss, const char *extra);
+// Training ends: returns the communication counted since progress_start, then
+// writes the trace and closes the loss log (fatal if either could not be written).
+CommStats progress_end(Progress *p);
+
+// ----------------------------------------------------------------------------
+// after training
+
+// Fills probs [VOCAB] with the model's probabilities of the symbol that follows
+// the T symbols in ctx.
+typedef void (*NextSymbol)(void *model, const uint8_t *ctx, float *probs);
+// Rank 0 prints --sample words drawn from the model, one symbol at a time, from
+// the seed's sampling stream. collective: every rank runs the loop (its forward
+// needs every rank); else rank 0 alone.
+void report_samples(const Args *a, int T, int collective, NextSymbol next, void *model);
+
+// Max over ranks of what the memory report measured.
+typedef struct {
+    size_t state;             // model-state bytes now
+    size_t peak;              // peak of the total
+    double formula;           // the stage's formula
+    char fields[256];         // " mem_params=B ... mem_adam_v=B" for the summary line
+} MemReport;
+
+// Rank 0 prints the memory report: max over ranks of current and peak MiB per
+// category, the total, then the stage's formula (text and bytes) beside the
+// measured model state. Collective.
+MemReport report_memory(const char *formula, double formula_bytes);
+// Max over ranks of one category's peak bytes. Collective.
+double report_peak(MemCat cat);
+// Rank 0 prints one row per collective kind in s (taken right after training),
+// divided by steps: calls, payload bytes and bytes sent per rank; then the
+// stage's theory (text and bytes) beside the measured total.
+void report_comm(const CommStats *s, long steps, const char *theory, double theory_bytes);
+// Rank 0 prints what one kind of request cost per step, and how much of it ran
+// under compute (rank 0's figures; note says what was overlapped).
+void report_overlap(const char *what, const CommOverlap *o, long steps, const char *note);
+// Rank 0 prints the summary line, the last line of stdout.
+void report_summary(const char *stage, const Args *a, size_t params, double final_loss,
+                    const MemReport *mem, const CommStats *comm);
+
+#endif
