@@ -10,7 +10,9 @@
 #   make plan       model state and traffic per stage for any model (the ZeRO paper's figure)
 #   make compare    the table and plots of the last make run (build/plots)
 #   make diff-lcK   what lecture K changed (unified diff against lecture K-1)
+#   make stages     the course's stage names, in order (scripts and tools read them here)
 #   make clean
+#   V=1             show every compiler command in full
 
 BUILD   ?= build
 RANKS   ?= 4
@@ -21,14 +23,20 @@ PKGS     = ompi-c openblas check
 # Evaluated when a recipe runs, which is after `deps` has installed the packages.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+# The single-process suites link without Open MPI (see UNIT_TESTS).
+UNIT_LIBS  = $(shell pkg-config --libs openblas check)
 # The kernels' loops vectorize (gcc's -O2 alone does not), with the same bits as
 # scalar code: no reassociation without -ffast-math, and SSE's sqrt and division
 # are IEEE's. Without errno, sqrtf is one instruction, which lets Adam vectorize.
 VEC     ?= -ftree-vectorize -fno-math-errno
 CFLAGS  += -std=c11 $(OPT) $(VEC) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
+UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
 
-COMMON   = base args theory dtype rng mem comm_backend comm_mpi comm_ring data ckpt comm kernels_cpu rt trace report
+# common/, floor by floor from the ground (README, "Layout"): a module calls
+# only modules listed before it (tests/test_layers.sh checks the objects).
+COMMON   = base args theory dtype rng $(CUDA_LOW) mem comm_backend comm_mpi comm_ring $(CUDA_MID) \
+           data ckpt comm kernels_cpu rt trace report
 
 # CUDA: built whenever nvcc is found, so every machine with the toolkit compiles
 # the GPU path (CUDA=0 or CUDA=1 forces it). CUDA_ARCH covers Ampere (sm_80) and
@@ -44,21 +52,33 @@ ifeq ($(CUDA),1)
 ifeq ($(NVCC),)
 $(error CUDA=1 but nvcc is not on PATH (set NVCC=/path/to/nvcc))
 endif
-COMMON    += gpu kernels_cuda comm_staging comm_nccl
+CUDA_LOW   = gpu
+CUDA_MID   = kernels_cuda comm_staging comm_nccl
 CUDA_LIBDIRS = $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(NCCL_HOME)/lib)
 CFLAGS    += -DZC_CUDA -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include
-LDLIBS    += $(addprefix -L,$(CUDA_LIBDIRS)) $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_LIBDIRS)) \
-             -lnccl -lcublas -lcudart -lstdc++
+CUDA_LIBS  = $(addprefix -L,$(CUDA_LIBDIRS)) $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_LIBDIRS)) \
+             -lcublas -lcudart -lstdc++
+LDLIBS    += $(CUDA_LIBS) -lnccl
+UNIT_LDLIBS += $(CUDA_LIBS)
 # --fmad=false: no fused multiply-adds, so elementwise kernels give the CPU's bits.
 NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCH) --fmad=false -Xcompiler -Wall,-Wextra -DZC_CUDA \
              -I$(NCCL_HOME)/include
 endif
-STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
-STAGE_BINS = $(foreach s,$(STAGES),$(BUILD)/bin/$(firstword $(subst /, ,$(s))))
+# The course: the one list of its stages (directory/source), in order. Scripts
+# get the names from `make stages` (or ZC_STAGES), tools at compile time.
+STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 lc3_zero2/zero2 \
+           lc4_zero3/zero3 lc5_mixed_precision/mixed_precision
+STAGE_NAMES = $(foreach s,$(STAGES),$(firstword $(subst /, ,$(s))))
+STAGE_BINS  = $(addprefix $(BUILD)/bin/,$(STAGE_NAMES))
+export ZC_STAGES = $(STAGE_NAMES)
 UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare
 MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
 STAGE_TESTS = test_lc0
 GPU_TESTS   = $(if $(filter 1,$(CUDA)),test_kernels_cuda)
+# Single processes, no MPI: linked without it, so a module of theirs that
+# reached up into rt or comm would not link.
+$(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(GPU_TESTS)): TEST_LDLIBS = $(UNIT_LDLIBS)
+TEST_LDLIBS = $(LDLIBS)
 TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank check_trace)
 
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
@@ -66,7 +86,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests bench-comm bench-gpu plan compare FORCE
+.PHONY: all build run test sanitize clean deps tests bench-comm bench-gpu plan compare stages FORCE
 .DEFAULT_GOAL := all
 
 all: deps
@@ -80,48 +100,54 @@ TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/bench_adam $(BUILD)/bin/plan $(
 build: $(STAGE_BINS) $(TEST_BINS) $(TOOL_BINS)
 
 # ----------------------------------------------------------------------------
-# compiling
+# compiling: one short line per file (`  CC  common/rt.c`); V=1 shows the commands
 
+show = $(if $(filter 1,$(V)),,@printf '  %-4s %s\n' '$(1)' '$(2)';)
+
+# The build's settings, and its modules of common/ in floor order (for tests/test_layers.sh).
 $(BUILD)/config: FORCE
 	@mkdir -p $(dir $@)
 	@echo "CUDA=$(CUDA) $(CFLAGS)" | cmp -s - $@ || echo "CUDA=$(CUDA) $(CFLAGS)" > $@
+	@echo "$(COMMON)" | cmp -s - $(BUILD)/modules || echo "$(COMMON)" > $(BUILD)/modules
 FORCE:
 
 $(BUILD)/obj/common/%.o: common/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(call show,CC,$<)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/common/%.o: common/%.cu $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(call show,NVCC,$<)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/lib/libcommon.a: $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	$(call show,AR,$@)$(AR) rcs $@ $^
 
 define stage_rule
 $(BUILD)/bin/$(firstword $(subst /, ,$(1))): $(1).c $(BUILD)/lib/libcommon.a $(HEADERS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) $$< $(BUILD)/lib/libcommon.a $$(LDLIBS) -o $$@
+	$$(call show,CC,$$<)$$(CC) $$(CFLAGS) $$< $(BUILD)/lib/libcommon.a $$(LDLIBS) -o $$@
 endef
 $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
 
 $(BUILD)/bin/%: tools/%.c $(BUILD)/lib/libcommon.a $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
+	$(call show,CC,$<)$(CC) $(CFLAGS) $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
 
-# plan and compare are single processes: no MPI, no BLAS.
+# plan and compare are single processes: no MPI, no BLAS. compare reads the
+# stage list from here.
+STAGES_DEF = -DZC_STAGES='"$(STAGE_NAMES)"'
 $(BUILD)/bin/plan: tools/plan.c common/theory.c common/theory.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) tools/plan.c common/theory.c -lm $(SAN) -o $@
-$(BUILD)/bin/compare: tools/compare.c
+	$(call show,CC,$<)$(CC) $(CFLAGS) tools/plan.c common/theory.c -lm $(SAN) -o $@
+$(BUILD)/bin/compare: tools/compare.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) tools/compare.c -lm $(SAN) -o $@
+	$(call show,CC,$<)$(CC) $(CFLAGS) $(STAGES_DEF) tools/compare.c -lm $(SAN) -o $@
 
 # A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
-$(BUILD)/test/%: tests/%.c tests/check_mpi.h tests/ref.h tests/grading.h tests/sharding.h $(wildcard tools/*.c) $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
+$(BUILD)/test/%: tests/%.c $(wildcard tests/*.h) $(wildcard tools/*.c) $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(LDLIBS) -o $@
+	$(call show,CC,$<)$(CC) $(CFLAGS) $(STAGES_DEF) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(TEST_LDLIBS) -o $@
 
 # ----------------------------------------------------------------------------
 # running
@@ -174,16 +200,17 @@ plan: deps
 # ----------------------------------------------------------------------------
 # lectures side by side
 
-diff-lc1:
-	@diff -u lc0_adam/adam.c lc1_distributed_adam/distributed_adam.c || true
-diff-lc2:
-	@diff -u lc1_distributed_adam/distributed_adam.c lc2_zero1/zero1.c || true
-diff-lc3:
-	@diff -u lc2_zero1/zero1.c lc3_zero2/zero2.c || true
-diff-lc4:
-	@diff -u lc3_zero2/zero2.c lc4_zero3/zero3.c || true
-diff-lc5:
-	@diff -u lc4_zero3/zero3.c lc5_mixed_precision/mixed_precision.c || true
+# One rule per stage after the first, made from STAGES: diff-lc1 ... diff-lc5.
+define diff_rule
+.PHONY: diff-$(firstword $(subst _, ,$(2)))
+diff-$(firstword $(subst _, ,$(2))):
+	@diff -u $(1).c $(2).c || true
+endef
+STAGE_PAIRS = $(join $(addsuffix :,$(wordlist 2,$(words $(STAGES)),x $(STAGES))),$(wordlist 2,$(words $(STAGES)),$(STAGES)))
+$(foreach p,$(STAGE_PAIRS),$(eval $(call diff_rule,$(word 1,$(subst :, ,$(p))),$(word 2,$(subst :, ,$(p))))))
+
+stages:
+	@echo $(STAGE_NAMES)
 
 clean:
 	rm -rf $(BUILD) build

@@ -1,8 +1,8 @@
 #!/bin/sh
-# Runs every suite: the single-process suites, the lc0 reference runs that later
-# stages are graded against, the multi-rank suites at N = 1, 2, 3, 4 (3 gives
-# uneven shards), the command-line checks, and the GPU suites (which say
-# SKIPPED where there is no GPU). Exits non-zero on any failure.
+# Runs every suite: the floors of common/, the single-process suites, the lc0
+# reference runs that later stages are graded against, the multi-rank suites at
+# N = 1, 2, 3, 4 (3 gives uneven shards), the command-line checks, and the GPU
+# suites (which say SKIPPED where there is no GPU). Exits non-zero on any failure.
 # usage: tests/run.sh [BUILD_DIR]      (SANITIZE=1: suppress Open MPI's own leaks)
 set -u
 BUILD=${1:-build}
@@ -22,6 +22,7 @@ run() {
   else failed=$((failed + 1)); failures="$failures $name"; echo "FAILED: $name"; fi
 }
 
+run "layers of common/" tests/test_layers.sh "$BUILD"
 for t in test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare test_lc0; do
   run "$t" "$BUILD/test/$t"
 done
@@ -30,14 +31,19 @@ done
 [ -x "$BUILD/test/test_kernels_cuda" ] && run test_kernels_cuda "$BUILD/test/test_kernels_cuda"
 
 # lc0 trains each reference configuration once; stages are graded against it.
+# A reference that fails to train fails the run (read from the file, not a
+# pipe, so the count survives the loop).
 export ZC_REF="$BUILD/test/ref"
 mkdir -p "$ZC_REF"
-grep -v '^#' tests/ref_configs | while IFS='|' read -r name common _only; do
-  [ -n "$name" ] || continue
+while IFS='|' read -r name common _only; do
+  case $name in ''|'#'*) continue ;; esac
   # shellcheck disable=SC2086
-  "$BUILD/bin/lc0_adam" $common --sample 0 --log-every 0 --loss-log "$ZC_REF/$name.loss" \
-    --save-model "$ZC_REF/$name.safetensors" >/dev/null || echo "FAILED: reference $name"
-done
+  if ! timeout 900 "$BUILD/bin/lc0_adam" $common --sample 0 --log-every 0 --loss-log "$ZC_REF/$name.loss" \
+    --save-model "$ZC_REF/$name.safetensors" >"$ZC_REF/$name.out" 2>&1; then
+    failed=$((failed + 1)); failures="$failures reference:$name"
+    echo "FAILED: reference $name"; cat "$ZC_REF/$name.out"
+  fi
+done < tests/ref_configs
 
 for n in 1 2 3 4; do
   for t in test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5; do

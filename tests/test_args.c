@@ -1,6 +1,6 @@
 // test_args: the option table. Every kind of bad input is refused with a line
 // that names the option; good input lands in the right field.
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -114,4 +114,4 @@ static Suite *suite(void) {
     return s;
 }
 
-TEST_MAIN("test_args", suite)
+UNIT_MAIN("test_args", suite)

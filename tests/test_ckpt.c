@@ -1,6 +1,6 @@
 // test_ckpt: safetensors round trips, slices, and every malformed file refused
 // with a reason and without reading out of bounds (the sanitize build checks that).
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -195,4 +195,4 @@ static Suite *suite(void) {
     return s;
 }
 
-TEST_MAIN("test_ckpt", suite)
+UNIT_MAIN("test_ckpt", suite)

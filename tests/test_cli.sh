@@ -5,6 +5,7 @@
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
+stages=${ZC_STAGES:-$(make -s --no-print-directory stages)}  # the Makefile's list
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 : >"$tmp/empty"
@@ -32,7 +33,7 @@ expect() {
   fi
 }
 
-for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
+for stage in $stages; do
   bin="$BUILD/bin/$stage"
   n=1; [ "$stage" = lc0_adam ] || n=3
   expect $n 2 "unknown option '--bogus'" "$bin" --bogus 1
@@ -73,7 +74,7 @@ else bad=$((bad + 1)); echo "FAIL: --help"; fi
 # The summary line is the last line of stdout, with every key in order.
 keys="stage ranks device params steps final_loss model_state_bytes peak_bytes comm_bytes_per_step step_ms"
 keys="$keys model_state_formula mem_params mem_grads mem_master_params mem_adam_m mem_adam_v"
-for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
+for stage in $stages; do
   n=1; [ "$stage" = lc0_adam ] || n=2
   tools/launch $n "$BUILD/bin/$stage" $small >"$tmp/out" 2>"$tmp/err"
   got=$(tail -n 1 "$tmp/out" | sed 's/=[^ ]*//g')

@@ -1,7 +1,7 @@
 // test_compare: the parsing of summary lines by tools/compare: a good line
 // gives every value, and each way a line can be malformed gives a reason.
 #define COMPARE_TEST
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include "../tools/compare.c"
 
@@ -62,4 +62,4 @@ static Suite *suite(void) {
     return s;
 }
 
-TEST_MAIN("test_compare", suite)
+UNIT_MAIN("test_compare", suite)

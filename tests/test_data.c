@@ -1,6 +1,6 @@
 // test_data: words to examples, and batches that are deterministic, cover every
 // example once per epoch, and split across ranks into contiguous slices.
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -111,4 +111,4 @@ static Suite *suite(void) {
     return s;
 }
 
-TEST_MAIN("test_data", suite)
+UNIT_MAIN("test_data", suite)

@@ -4,7 +4,7 @@
 // to infinity as the next value past the largest). Every code, every tie, the
 // subnormals, the overflow edge, NaN and signed zero; then the array kernels
 // and the 16-bit matrix product.
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include <math.h>
 #include <string.h>
@@ -250,4 +250,4 @@ static Suite *suite(void) {
     return s;
 }
 
-TEST_MAIN("test_dtype", suite)
+UNIT_MAIN("test_dtype", suite)

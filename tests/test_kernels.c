@@ -1,7 +1,7 @@
 // test_kernels: every CPU kernel against a double-precision reference on random
 // inputs of awkward sizes. Bounds are the float32 rounding error of the
 // operation (a few ulps times the number of terms summed), not looser.
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include <math.h>
 #include <string.h>
@@ -296,4 +296,4 @@ static Suite *suite(void) {
     return s;
 }
 
-TEST_MAIN("test_kernels", suite)
+UNIT_MAIN("test_kernels", suite)

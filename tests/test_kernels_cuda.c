@@ -10,7 +10,7 @@
 // squares) differ in order only: 1e-12 relative. Gradients of the loss take a
 // double exp that may differ in its last bit: 2 fp32 ulps. 16-bit products on
 // tensor cores: see check_matmul_dt.
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -343,20 +343,24 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(int argc, char **argv) {
-    rt_init(&argc, &argv, "test_kernels_cuda");
-    const char *why = gpu_open(rt.local_rank);
+// A single process, no MPI: the GPU's kernels against the CPU's (ON_GPU and
+// ON_CPU flip the runtime's device around each call).
+int main(void) {
+    rt.prog = "test_kernels_cuda";
+    const char *why = gpu_open(0);
     if (why) {
         printf("test_kernels_cuda: SKIPPED, 7 GPU-vs-CPU tests not run: %s\n", why);
-        rt_finalize();
         return EXIT_SUCCESS;
     }
-    rt.device = DEV_CUDA;
-    cuda_kernels_init();
-    rt.device = DEV_CPU;
+    kernels_init();
+    ON_GPU(cuda_kernels_init());
     printf("test_kernels_cuda: on %s\n", gpu_describe());
-    int failed = run_suite(suite());
-    rt.device = DEV_CUDA;  // so rt_finalize releases the GPU
-    rt_finalize();
+    SRunner *sr = srunner_create(suite());
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    ON_GPU(cuda_kernels_close());
+    gpu_close();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

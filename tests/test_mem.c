@@ -1,6 +1,6 @@
 // test_mem: the tracked allocator's arithmetic: current and peak per category
 // and in total, zeroed and aligned blocks, the live count.
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include <stdint.h>
 
@@ -95,4 +95,4 @@ static Suite *suite(void) {
     return s;
 }
 
-TEST_MAIN("test_mem", suite)
+UNIT_MAIN("test_mem", suite)

@@ -1,7 +1,7 @@
 // test_theory: the formulas of common/theory against the ZeRO paper's figure
 // (Ψ = 7.5B, N = 64, mixed precision: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB) and
 // against the course's own fp32 model, where the stages measure them.
-#include "check_mpi.h"
+#include "check_unit.h"
 
 #include <math.h>
 
@@ -60,4 +60,4 @@ static Suite *suite(void) {
     return s;
 }
 
-TEST_MAIN("test_theory", suite)
+UNIT_MAIN("test_theory", suite)

@@ -1,6 +1,6 @@
 // compare: the course side by side, from what the stages printed. Reads the
-// summary line (the last line of each stage's output, DESIGN section 5) from
-// RUN_DIR/<stage>.log and the loss curve from RUN_DIR/<stage>.loss, prints one
+// summary line (the last line of each stage's output; README, "What to look at
+// in the output") from RUN_DIR/<stage>.log and the loss curve from RUN_DIR/<stage>.loss, prints one
 // table, and writes two plots with gnuplot into PLOT_DIR (PNG and SVG):
 // memory.* (model state per rank by category, measured, stacked per stage: the
 // picture of the ZeRO paper's figure) and loss.* (every stage's loss curve).
@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const course_stages[] = { "lc0_adam", "lc1_distributed_adam", "lc2_zero1", "lc3_zero2", "lc4_zero3",
-                                "lc5_mixed_precision" };
-#define NSTAGES 6
+// The course's stages in order: the Makefile's list (STAGES), passed in at compile time.
+#ifndef ZC_STAGES
+#error "compile with -DZC_STAGES='\"lc0_adam lc1_distributed_adam ...\"' (make does)"
+#endif
+#define MAX_STAGES 16
 
 // The keys the table and plots need, in the order they are stored.
 static const char *keys[] = { "ranks", "params", "model_state_formula", "model_state_bytes", "peak_bytes",
@@ -163,11 +165,13 @@ void write_plots(const Summary *s, int n, const char *run_dir_arg, const char *p
 #ifndef COMPARE_TEST
 int main(int argc, char **argv) {
     if (argc != 3) die("usage: compare RUN_DIR PLOT_DIR (the logs of make run, where to put the plots)");
-    Summary s[NSTAGES];
+    Summary s[MAX_STAGES];
+    char stages[] = ZC_STAGES;
     int n = 0;
-    for (int i = 0; i < NSTAGES; i++) {
+    char *rest = NULL;  // strtok_r: read_log tokenizes with strtok meanwhile
+    for (char *stage = strtok_r(stages, " ", &rest); stage && n < MAX_STAGES; stage = strtok_r(NULL, " ", &rest)) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/%s.log", argv[1], course_stages[i]);
+        snprintf(path, sizeof path, "%s/%s.log", argv[1], stage);
         if (read_log(path, &s[n])) n++;
     }
     if (n == 0) die("%s: no stage logs (run make run first)", argv[1]);

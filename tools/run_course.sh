@@ -7,9 +7,10 @@ set -eu
 BUILD=${1:-build}
 RANKS=${2:-4}
 cd "$(dirname "$0")/.."
+stages=${ZC_STAGES:-$(make -s --no-print-directory stages)}  # the Makefile's list
 mkdir -p "$BUILD/run"
 last=""
-for stage in lc0_adam lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
+for stage in $stages; do
   [ -x "$BUILD/bin/$stage" ] || continue
   n=$RANKS; [ "$stage" = lc0_adam ] && n=1
   echo
