@@ -179,7 +179,7 @@ bench-comm: deps
 GPU_MODEL ?= --hidden 4096 --layers 8 --batch 4096 --steps 30 --log-every 10 --sample 0
 bench-gpu: deps
 	@$(MAKE) --no-print-directory build
-	@$(BUILD)/bin/bench_adam -d cuda -n 67108864 -i 50
+	@$(BUILD)/bin/bench_adam -d cuda -p 67108864 -n 50
 	@for run in "lc0_adam" "lc5_mixed_precision --dtype bf16" "lc5_mixed_precision --dtype fp32"; do \
 	  echo "== $$run --device cuda $(GPU_MODEL)"; \
 	  $(BUILD)/bin/$$run --device cuda $(GPU_MODEL) | grep -E '^step|^summary' || exit 1; done

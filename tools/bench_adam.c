@@ -2,7 +2,8 @@
 // is bound by. Adam reads p, g, m, v and writes p, m, v: 28 bytes a parameter.
 // A plain copy of one buffer (read 4, write 4 bytes a parameter) measures what
 // the memory can do on this device; the figure of merit is their ratio.
-//   build/bin/bench_adam -d cuda -n 67108864 -i 50
+//   build/bin/bench_adam -d cuda -p 67108864 -n 50
+// (-n counts timed calls, as it counts iterations in bench_comm.)
 #include "../common/kernels.h"
 #include "../common/mem.h"
 #include "../common/rt.h"
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
     long n = 64L << 20, iters = 20;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            print0("usage: %s [-d cpu|cuda] [-n PARAMS (default %ld)] [-i ITERS (default %ld)]\n", rt.prog, n, iters);
+            print0("usage: %s [-d cpu|cuda] [-p PARAMS (default %ld)] [-n ITERS (default %ld)]\n", rt.prog, n, iters);
             rt_finalize();
             return 0;
         }
@@ -62,8 +63,8 @@ int main(int argc, char **argv) {
         if (strcmp(f, "-d") == 0) {
             if (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0) usage_error("-d %s: expected cpu or cuda", v);
             device = v;
-        } else if (strcmp(f, "-n") == 0) n = parse_long(f, v, 1, 1L << 32);
-        else if (strcmp(f, "-i") == 0) iters = parse_long(f, v, 1, 100000);
+        } else if (strcmp(f, "-p") == 0) n = parse_long(f, v, 1, 1L << 32);
+        else if (strcmp(f, "-n") == 0) iters = parse_long(f, v, 1, 100000);
         else usage_error("unknown flag '%s' (see -h)", f);
     }
     rt_use_device(device);
