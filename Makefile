@@ -11,6 +11,11 @@
 #   make compare    the table and plots of the last make run (build/plots)
 #   make diff-lcK   what lecture K changed (unified diff against lecture K-1)
 #   make stages     the course's stage names, in order (scripts and tools read them here)
+#   make exercise LC=K   your copies of lecture K's exercise files, stubbed, in mywork/
+#   make grade [LC=K] [CHECK=id] [N=n]   your files graded, one line per check and N
+#   make solution [LC=K] the reference graded the same way
+#   make diff-mine LC=K  your files against the reference
+#   make grade-selftest  the grader graded (in make test too)
 #   make clean
 #   V=1             show every compiler command in full
 
@@ -86,7 +91,8 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests bench-comm bench-gpu plan compare stages FORCE
+.PHONY: all build run test sanitize clean deps tests bench-comm bench-gpu plan compare stages FORCE \
+        exercise grade solution diff-mine grade-selftest
 .DEFAULT_GOAL := all
 
 all: deps
@@ -204,13 +210,39 @@ plan: deps
 define diff_rule
 .PHONY: diff-$(firstword $(subst _, ,$(2)))
 diff-$(firstword $(subst _, ,$(2))):
-	@diff -u $(1).c $(2).c || true
+	@tools/lecture_diff.sh $(1).c $(2).c
 endef
 STAGE_PAIRS = $(join $(addsuffix :,$(wordlist 2,$(words $(STAGES)),x $(STAGES))),$(wordlist 2,$(words $(STAGES)),$(STAGES)))
 $(foreach p,$(STAGE_PAIRS),$(eval $(call diff_rule,$(word 1,$(subst :, ,$(p))),$(word 2,$(subst :, ,$(p))))))
 
 stages:
 	@echo $(STAGE_NAMES)
+
+# ----------------------------------------------------------------------------
+# exercises: the learner's copies live in MINE (git-ignored)
+
+MINE ?= mywork
+GRADE_ENV = LC="$(LC)" CHECK="$(CHECK)" N="$(N)" MINE="$(MINE)" BUILD="$(BUILD)"
+
+exercise:
+	@tools/exercise.sh "$(LC)" "$(MINE)"
+
+grade: deps
+	@$(MAKE) --no-print-directory build
+	@$(GRADE_ENV) SOLUTION="$(SOLUTION)" tools/grade.sh
+
+solution: deps
+	@$(MAKE) --no-print-directory build
+	@$(GRADE_ENV) SOLUTION=1 tools/grade.sh
+
+diff-mine:
+	@tools/diff_mine.sh "$(LC)" "$(MINE)"
+
+# The grader graded: the skeleton scores 0, the reference full marks, each
+# known mistake (tests/mistakes) loses its check (also part of make test).
+grade-selftest: deps
+	@$(MAKE) --no-print-directory build
+	@tests/grade_selftest.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build

@@ -29,6 +29,10 @@ void print0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Seconds on a monotonic clock.
 double now_s(void);
 
+// A learner's exercise stub (make exercise) calls this: rank 0 prints
+// "exercise ID not done yet" on stderr, once per ID.
+void exercise_todo(const char *id);
+
 // Median of the recorded step times (milliseconds); keeps the last 65536.
 void steptime_record(double ms);
 double steptime_median(void);

@@ -118,6 +118,13 @@ double softmax_xent(const float *logits, const int *targets, float *dlogits, int
 
 void adam_update(float *p, const float *g, float *m, float *v, size_t n,
                  const AdamHyper *h, long step) {
+    // EXERCISE lc0.1: one AdamW step on n parameters (PyTorch's formula, kernels.h)
+    //| m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g^2, stored
+    //| back; bias correction 1 - beta^step for both; decoupled weight decay:
+    //| p *= 1 - lr wd, outside m and v; then p -= step_size m / (sqrt(v)/bc2 + eps).
+    //| Compute the step's scalars first: on a GPU (--device cuda) the ON_GPU line
+    //| hands them to the CUDA kernel, which does the loop; keep it where it is.
+    //| README: lc0_adam/README.md, "Exercise".
     float decay = 1.0f - h->lr * h->weight_decay;
     float step_size = (float)(h->lr / (1.0 - pow(h->beta1, (double)step)));
     float bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
@@ -129,6 +136,8 @@ void adam_update(float *p, const float *g, float *m, float *v, size_t n,
         float denom = sqrtf(v[i]) / bc2_sqrt + eps;
         p[i] = p[i] * decay - step_size * m[i] / denom;
     }
+    // STUB: (void)p, (void)g, (void)m, (void)v, (void)n, (void)h, (void)step;
+    // END EXERCISE
 }
 
 double sum_squares(const float *x, size_t n) {

@@ -186,14 +186,26 @@ void adam_alloc(Adam *o, const Args *a, size_t n) {
 }
 
 // Backward adds into the gradients, so they must start each step at zero.
-void zero_grad(Model *m) { fill(m->grads, 0.0f, m->numel); }
+void zero_grad(Model *m) {
+    // EXERCISE lc0.2: set all m->numel gradients to zero (kernels.h has fill)
+    fill(m->grads, 0.0f, m->numel);
+    // STUB: (void)m;
+    // END EXERCISE
+}
 
 // Scales the gradients so their global L2 norm is at most max_norm (as
 // torch.nn.utils.clip_grad_norm_). Returns the norm before clipping.
 double clip_grads(Model *m, float max_norm) {
+    // EXERCISE lc0.3: global-norm clipping, as torch.nn.utils.clip_grad_norm_
+    //| The norm is the L2 norm of all gradients together (sum_squares adds
+    //| squares in double); multiply them all by clip_factor(norm, max_norm),
+    //| which is min(1, max_norm / (norm + 1e-6)). Return the norm before clipping.
     double norm = sqrt(sum_squares(m->grads, m->numel));
     scale(m->grads, clip_factor(norm, max_norm), m->numel);
     return norm;
+    // STUB: (void)m, (void)max_norm;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 
 void adam_step(Adam *o, Model *m) {
@@ -304,7 +316,13 @@ void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 0, next_symbol
 
 // The model state this stage keeps per rank, in bytes: 16Ψ.
 double model_state_formula(const Model *m) {
+    // EXERCISE lc0.4: the bytes of model state this stage keeps, from Ψ = m->numel
+    //| Count what mem holds between steps: params, grads, Adam m and v, fp32.
+    //| common/theory.h has the formulas of every stage (theory_model_state).
     return theory_model_state(ZERO_DDP, (double)m->numel, (double)m->numel, 1, 4, 8);
+    // STUB: (void)m;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 // Bytes each rank sends per step under the ring model: none.
 double comm_theory(const Trainer *t) { (void)t; return 0.0; }

@@ -63,7 +63,7 @@ static int replicas_agree(const float *x, size_t n) {
 // Trains every reference run (with `extra` options appended) step by step and
 // checks each step's loss against lc0's (relative) and the final params
 // (relative L2), and that every rank ends with the same model.
-static void grade_follows_lc0(const RefRun *runs, int nruns, const char *extra, double loss_tol,
+static inline void grade_follows_lc0(const RefRun *runs, int nruns, const char *extra, double loss_tol,
                               double param_tol) {
     for (int k = 0; k < nruns; k++) {
         const RefRun *r = &runs[k];
@@ -98,7 +98,7 @@ static void grade_follows_lc0(const RefRun *runs, int nruns, const char *extra, 
 
 // The same over the hand-written ring and naive backends (after `extra`): other
 // sums in another order, the same tolerances.
-static void grade_follows_lc0_hand_written(const RefRun *runs, int nruns, const char *extra,
+static inline void grade_follows_lc0_hand_written(const RefRun *runs, int nruns, const char *extra,
                                            double loss_tol, double param_tol) {
     const char *backends[] = { "ring", "naive" };
     for (int b = 0; b < 2; b++) {

@@ -23,7 +23,7 @@ run() {
 }
 
 run "layers of common/" tests/test_layers.sh "$BUILD"
-for t in test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare test_lc0; do
+for t in test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare; do
   run "$t" "$BUILD/test/$t"
 done
 
@@ -31,19 +31,10 @@ done
 [ -x "$BUILD/test/test_kernels_cuda" ] && run test_kernels_cuda "$BUILD/test/test_kernels_cuda"
 
 # lc0 trains each reference configuration once; stages are graded against it.
-# A reference that fails to train fails the run (read from the file, not a
-# pipe, so the count survives the loop).
+# A reference that fails to train fails the run.
 export ZC_REF="$BUILD/test/ref"
-mkdir -p "$ZC_REF"
-while IFS='|' read -r name common _only; do
-  case $name in ''|'#'*) continue ;; esac
-  # shellcheck disable=SC2086
-  if ! timeout 900 "$BUILD/bin/lc0_adam" $common --sample 0 --log-every 0 --loss-log "$ZC_REF/$name.loss" \
-    --save-model "$ZC_REF/$name.safetensors" >"$ZC_REF/$name.out" 2>&1; then
-    failed=$((failed + 1)); failures="$failures reference:$name"
-    echo "FAILED: reference $name"; cat "$ZC_REF/$name.out"
-  fi
-done < tests/ref_configs
+run "lc0 references" tests/refs.sh "$BUILD"
+run test_lc0 "$BUILD/test/test_lc0"
 
 for n in 1 2 3 4; do
   for t in test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5; do
@@ -53,6 +44,7 @@ done
 run "test_comm N=5" tools/launch 5 "$BUILD/test/test_comm"  # the hand-written collectives at an odd N
 
 run "command line" tests/test_cli.sh "$BUILD"
+[ "${SANITIZE:-0}" = 1 ] || run "grading (skeleton, reference, known mistakes)" tests/grade_selftest.sh "$BUILD"
 run "stages on the GPU" tests/test_gpu.sh "$BUILD"
 
 echo

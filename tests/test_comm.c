@@ -288,20 +288,23 @@ START_TEST(test_no_leaks) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("comm");
-    TCase *tc = tcase_create("collectives");
-    tcase_add_test(tc, test_all_reduce);
-    tcase_add_test(tc, test_reduce_scatter);
-    tcase_add_test(tc, test_all_gather);
-    tcase_add_test(tc, test_rooted);
-    tcase_add_test(tc, test_other_types);
-    tcase_add_test(tc, test_16bit);
-    tcase_add_test(tc, test_async_in_order);
-    tcase_add_test(tc, test_async_overlaps_compute);
-    tcase_add_test(tc, test_no_leaks);
-    suite_add_tcase(s, tc);
-    return s;
+// ----------------------------------------------------------------------------
+// the checks (0 points: project tests, which make test runs and make grade does not)
+
+static int checks(Graded *g) {
+    int n = 0;
+    g[n++] = (Graded){ "all-reduce", 0, "", "all-reduce", test_all_reduce };
+    g[n++] = (Graded){ "reduce-scatter", 0, "", "reduce-scatter", test_reduce_scatter };
+    g[n++] = (Graded){ "all-gather", 0, "", "all-gather", test_all_gather };
+    g[n++] = (Graded){ "rooted", 0, "", "rooted", test_rooted };
+    g[n++] = (Graded){ "other-types", 0, "", "other-types", test_other_types };
+    g[n++] = (Graded){ "16bit", 0, "", "16bit", test_16bit };
+    g[n++] = (Graded){ "async-in-order", 0, "", "async-in-order", test_async_in_order };
+    g[n++] = (Graded){ "async-overlaps-compute", 0, "", "async-overlaps-compute", test_async_overlaps_compute };
+    g[n++] = (Graded){ "no-leaks", 0, "", "no-leaks", test_no_leaks };
+    return n;
 }
 
-TEST_MAIN("test_comm", suite)
+static void setup(void) {}
+
+GRADED_MAIN("test_comm", checks, setup)

@@ -1,6 +1,7 @@
 // test_kernels: every CPU kernel against a double-precision reference on random
 // inputs of awkward sizes. Bounds are the float32 rounding error of the
-// operation (a few ulps times the number of terms summed), not looser.
+// operation (a few ulps times the number of terms summed), not looser. Adam's
+// update is graded with lecture 0's exercise, in test_lc0.
 #include "check_unit.h"
 
 #include <math.h>
@@ -154,55 +155,6 @@ START_TEST(test_softmax_xent) {
 END_TEST
 
 // ----------------------------------------------------------------------------
-// Adam
-
-START_TEST(test_adam_steps) {
-    // Several steps with bias correction and weight decay, against the formula in
-    // double; the moments must really move (a classic bug assigns them to temporaries).
-    size_t n = 257;
-    AdamHyper h = { 3e-3f, 0.9f, 0.999f, 1e-8f, 0.1f };
-    float *p = randf(n, -1, 1), *m = mem_alloc(MEM_DATA, n * 4), *v = mem_alloc(MEM_DATA, n * 4);
-    double rp[257], rm[257], rv[257];
-    for (long step = 1; step <= 5; step++) {
-        float *g = randf(n, -1, 1);
-        if (step == 3) g[0] = 0.0f;
-        for (size_t i = 0; i < n; i++) { rp[i] = p[i]; rm[i] = m[i]; rv[i] = v[i]; }
-        adam_update(p, g, m, v, n, &h, step);
-        for (size_t i = 0; i < n; i++) {
-            // Each step from the kernel's own previous state, so rounding does not
-            // compound into the comparison. Bounds scale with the terms combined (a few float32 ulps of each), not
-            // with the result, which can cancel to near zero.
-            double m_terms = h.beta1 * fabs(rm[i]) + (1.0 - h.beta1) * fabs(g[i]);
-            double v_terms = h.beta2 * rv[i] + (1.0 - h.beta2) * (double)g[i] * g[i];
-            double p_terms = fabs(rp[i]) + 10.0 * h.lr;
-            rp[i] *= 1.0 - (double)h.lr * h.weight_decay;
-            rm[i] = h.beta1 * rm[i] + (1.0 - h.beta1) * g[i];
-            rv[i] = h.beta2 * rv[i] + (1.0 - h.beta2) * (double)g[i] * g[i];
-            double mhat = rm[i] / (1.0 - pow(h.beta1, step)), vhat = rv[i] / (1.0 - pow(h.beta2, step));
-            rp[i] -= h.lr * mhat / (sqrt(vhat) + h.eps);
-            ck_assert_double_le(fabs(m[i] - rm[i]), 1e-6 * m_terms);
-            ck_assert_double_le(fabs(v[i] - rv[i]), 1e-6 * v_terms);
-            ck_assert_double_le(fabs(p[i] - rp[i]), 1e-6 * p_terms);
-            if (g[i] != 0.0f) ck_assert(m[i] != 0.0f && v[i] != 0.0f);
-        }
-        mem_free(g);
-    }
-    mem_free(p); mem_free(m); mem_free(v);
-}
-END_TEST
-
-START_TEST(test_adam_first_step_is_lr) {
-    // Bias correction makes the first step lr * sign(g) whatever the gradient's scale.
-    AdamHyper h = { 1e-2f, 0.9f, 0.999f, 1e-12f, 0.0f };
-    float p[3] = { 0, 0, 0 }, g[3] = { 1e-3f, -5.0f, 2.0f }, m[3] = { 0 }, v[3] = { 0 };
-    adam_update(p, g, m, v, 3, &h, 1);
-    ck_assert_float_eq_tol(p[0], -1e-2f, 1e-7f);
-    ck_assert_float_eq_tol(p[1], 1e-2f, 1e-7f);
-    ck_assert_float_eq_tol(p[2], -1e-2f, 1e-7f);
-}
-END_TEST
-
-// ----------------------------------------------------------------------------
 // norms and elementwise
 
 START_TEST(test_norm_and_clip) {
@@ -286,8 +238,6 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_relu);
     tcase_add_test(tc, test_one_hot);
     tcase_add_test(tc, test_softmax_xent);
-    tcase_add_test(tc, test_adam_steps);
-    tcase_add_test(tc, test_adam_first_step_is_lr);
     tcase_add_test(tc, test_norm_and_clip);
     tcase_add_test(tc, test_elementwise);
     tcase_add_test(tc, test_rng_portable);

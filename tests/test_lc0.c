@@ -1,17 +1,19 @@
 // test_lc0: grades lc0_adam through its own functions (the stage is included
-// with LECTURE_TEST, so its main is left out).
+// with LECTURE_TEST, so its main is left out), and the AdamW update of
+// common/kernels_cpu.c. The graded checks (make grade) are exercises lc0.1 to
+// lc0.4 and the whole stage against the reference lc0 (lc0.0); the rest are
+// project tests that make test runs too.
 #include "check_mpi.h"
 
 #include <unistd.h>
 
 #include "../lc0_adam/adam.c"
+#include "grading.h"
 
-static Args args_of(int argc, char **argv) {
-    Args a;
-    char err[512];
-    if (args_parse(&a, argc, argv, OPTIONS, 1, err, sizeof err) != ARGS_OK) fatal("%s", err);
-    return a;
-}
+static RefRun runs[REF_MAX];
+static int nruns;
+
+static void full_params(Trainer *t, float *dst) { copy(dst, t->model.params, t->model.numel); }
 
 // A small model, so the tests run in seconds on a laptop; up to two more options.
 static Args small_args(const char *extra1, const char *extra2) {
@@ -20,7 +22,7 @@ static Args small_args(const char *extra1, const char *extra2) {
     int argc = 15;
     if (extra1) argv[argc++] = (char *)extra1;
     if (extra2) argv[argc++] = (char *)extra2;
-    return args_of(argc, argv);
+    return args_of("small run", argc, argv);
 }
 
 // ----------------------------------------------------------------------------
@@ -103,54 +105,151 @@ START_TEST(test_gradient_matches_double_reference) {
 END_TEST
 
 // ----------------------------------------------------------------------------
-// the optimizer
+// lc0.1: the AdamW update (adam_update, common/kernels_cpu.c)
+
+// AdamW in double from one state (PyTorch's formula): what adam_update must
+// give. coupled: weight decay added to the gradient instead (L2, the mistake
+// AdamW fixes); corrected 0: no bias correction.
+static void adamw_double(double *p, double *m, double *v, double g, const AdamHyper *h, long step,
+                         int coupled, int corrected) {
+    if (coupled) g += (double)h->weight_decay * *p;
+    else *p *= 1.0 - (double)h->lr * h->weight_decay;
+    *m = h->beta1 * *m + (1.0 - h->beta1) * g;
+    *v = h->beta2 * *v + (1.0 - h->beta2) * g * g;
+    double bc1 = corrected ? 1.0 - pow(h->beta1, step) : 1.0, bc2 = corrected ? 1.0 - pow(h->beta2, step) : 1.0;
+    *p -= h->lr * (*m / bc1) / (sqrt(*v / bc2) + h->eps);
+}
+
+// 1 if adam_update's result (p, m, v) is within a few float ulps of the
+// double formula from state (p0, m0, v0), with the given variant.
+static int adam_matches(const float *p, const float *m, const float *v, const float *p0, const float *m0,
+                        const float *v0, const float *g, size_t n, const AdamHyper *h, long step, int coupled,
+                        int corrected, size_t *worst) {
+    for (size_t i = 0; i < n; i++) {
+        double rp = p0[i], rm = m0[i], rv = v0[i];
+        adamw_double(&rp, &rm, &rv, g[i], h, step, coupled, corrected);
+        // Bounds scale with the terms combined (a few float32 ulps of each).
+        double ge = fabs(g[i]) + (coupled ? h->weight_decay * fabs(p0[i]) : 0.0);  // the gradient Adam saw
+        double m_terms = h->beta1 * fabs(m0[i]) + (1.0 - h->beta1) * ge + 1e-30;
+        double v_terms = h->beta2 * v0[i] + (1.0 - h->beta2) * ge * ge + 1e-30;
+        double p_terms = fabs(p0[i]) + 10.0 * h->lr;
+        if (fabs(m[i] - rm) > 1e-6 * m_terms || fabs(v[i] - rv) > 1e-6 * v_terms || fabs(p[i] - rp) > 1e-6 * p_terms) {
+            *worst = i;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+// Runs adam_update on random state and says what is wrong with the result, if anything.
+static void grade_adam_step(long step, float weight_decay) {
+    enum { N = 1001 };  // not a multiple of any vector width
+    AdamHyper h = { 3e-3f, 0.9f, 0.999f, 1e-8f, weight_decay };
+    static float p[N], m[N], v[N], g[N], p0[N], m0[N], v0[N];
+    Rng r = rng_stream(99, (uint64_t)step);
+    for (size_t i = 0; i < N; i++) {
+        p[i] = 2 * rng_uniform(&r) - 1;
+        g[i] = (2 * rng_uniform(&r) - 1) * (i % 3 ? 1.0f : 1e-3f);
+        m[i] = step == 1 ? 0.0f : 0.1f * (2 * rng_uniform(&r) - 1);
+        v[i] = step == 1 ? 0.0f : 0.01f * rng_uniform(&r);
+    }
+    memcpy(p0, p, sizeof p); memcpy(m0, m, sizeof m); memcpy(v0, v, sizeof v);
+    adam_update(p, g, m, v, N, &h, step);
+    size_t at = 0, unused;
+    if (adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, 0, 1, &at)) return;
+    double rp = p0[at], rm = m0[at], rv = v0[at];
+    adamw_double(&rp, &rm, &rv, g[at], &h, step, 0, 1);
+    const char *why =
+        !memcmp(p, p0, sizeof p) ? "p did not move at all: nothing was updated" :
+        !memcmp(m, m0, sizeof m) ? "Adam m is as it was: the new moment beta1 m + (1 - beta1) g was never stored" :
+        !memcmp(v, v0, sizeof v) ? "Adam v is as it was: the new moment beta2 v + (1 - beta2) g^2 was never stored" :
+        adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, 0, 0, &unused) ?
+            "this is Adam without bias correction: divide m by 1 - beta1^step and v by 1 - beta2^step" :
+        adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, 1, 1, &unused) ?
+            "the weight decay went into the gradient (L2, coupled); AdamW shrinks p by 1 - lr wd outside m and v" :
+            "compare your arithmetic with the formula in kernels.h";
+    ck_abort_msg("adam_update at step %ld (weight decay %g): p[%zu] = %.9g, m = %.9g, v = %.9g; "
+                 "AdamW gives %.9g, %.9g, %.9g: %s", step, weight_decay, at, p[at], m[at], v[at], rp, rm, rv, why);
+}
+
+START_TEST(test_adam_step_formula) {
+    grade_adam_step(1, 0.0f);
+    grade_adam_step(1, 0.1f);
+    grade_adam_step(7, 0.1f);
+}
+END_TEST
+
+START_TEST(test_adam_first_step_is_lr) {
+    // Bias correction makes the first step lr * sign(g) whatever the gradient's scale.
+    AdamHyper h = { 1e-2f, 0.9f, 0.999f, 1e-12f, 0.0f };
+    float p[3] = { 0, 0, 0 }, g[3] = { 1e-3f, -5.0f, 2.0f }, m[3] = { 0 }, v[3] = { 0 };
+    adam_update(p, g, m, v, 3, &h, 1);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fabsf(p[i] + copysignf(1e-2f, g[i])) <= 1e-7f,
+                      "the first step moved p[%d] by %g for a gradient of %g; with bias correction every "
+                      "parameter moves by lr = 0.01 against its gradient's sign, whatever its scale", i, p[i], g[i]);
+}
+END_TEST
 
 START_TEST(test_adam_moments_move) {
+    // Through the stage: after one step from zero, m = (1 - beta1) g and v = (1 - beta2) g^2.
     Args a = small_args("--weight-decay", "0.1");
     Trainer t;
     trainer_setup(&t, &a);
     Model *m = &t.model;
     size_t n = m->numel;
-    float *g1 = mem_alloc(MEM_DATA, n * sizeof(float)), *m1 = mem_alloc(MEM_DATA, n * sizeof(float));
+    float *g1 = mem_alloc(MEM_DATA, n * sizeof(float));
     train_step(&t, 0);
-    ck_assert_int_eq(t.opt.step, 1);
-    // After one step from zero, m = (1 - beta1) g and v = (1 - beta2) g^2: recompute g.
-    zero_grad(m);
+    ck_assert_msg(t.opt.step == 1, "after one train_step the Adam step count is %ld, want 1", t.opt.step);
     Trainer u;
     trainer_setup(&u, &a);
     data_batch(&u.data, 0, a.batch, 0, u.acts.rows, u.acts.ctx, u.acts.targets);
+    zero_grad(&u.model);
     forward_backward(&u, a.batch);
     memcpy(g1, u.model.grads, n * sizeof(float));
-    size_t nonzero = 0;
     for (size_t i = 0; i < n; i++) {
-        ck_assert_float_eq_tol(t.opt.m[i], (1.0f - a.beta1) * g1[i], 1e-7f * fabsf(g1[i]) + 1e-12f);
-        ck_assert_float_eq_tol(t.opt.v[i], (1.0f - a.beta2) * g1[i] * g1[i], 1e-6f * g1[i] * g1[i] + 1e-20f);
-        nonzero += g1[i] != 0.0f;
+        ck_assert_msg(fabsf(t.opt.m[i] - (1.0f - a.beta1) * g1[i]) <= 1e-7f * fabsf(g1[i]) + 1e-12f,
+                      "after the first step Adam m[%zu] is %g, want (1 - beta1) g = %g", i, t.opt.m[i],
+                      (1.0f - a.beta1) * g1[i]);
+        ck_assert_msg(fabsf(t.opt.v[i] - (1.0f - a.beta2) * g1[i] * g1[i]) <= 1e-6f * g1[i] * g1[i] + 1e-20f,
+                      "after the first step Adam v[%zu] is %g, want (1 - beta2) g^2 = %g", i, t.opt.v[i],
+                      (1.0f - a.beta2) * g1[i] * g1[i]);
     }
-    ck_assert_uint_gt(nonzero, n / 4);
-    memcpy(m1, t.opt.m, n * sizeof(float));
-    train_step(&t, 1);
-    size_t moved = 0;
-    for (size_t i = 0; i < n; i++) moved += t.opt.m[i] != m1[i];
-    ck_assert_uint_gt(moved, n / 4);
     mem_free(g1);
-    mem_free(m1);
     trainer_teardown(&u);
     trainer_teardown(&t);
 }
 END_TEST
+
+// ----------------------------------------------------------------------------
+// lc0.2: zero_grad
 
 START_TEST(test_zero_grad_zeroes) {
     Args a = small_args(NULL, NULL);
     Trainer t;
     trainer_setup(&t, &a);
     Model *m = &t.model;
-    Acts *x = &t.acts;
     fill(m->grads, 3.0f, m->numel);
     zero_grad(m);
-    for (size_t i = 0; i < m->numel; i++) ck_assert_float_eq(m->grads[i], 0.0f);
+    size_t left = 0, first = 0;
+    for (size_t i = m->numel; i-- > 0;)
+        if (m->grads[i] != 0.0f) left++, first = i;
+    ck_assert_msg(left == 0, "after zero_grad %zu of %zu gradients are not zero (grads[%zu] = %g): backward adds "
+                  "into them, so the next step would carry this one's gradient", left, m->numel, first,
+                  m->grads[first]);
+    trainer_teardown(&t);
+}
+END_TEST
+
+START_TEST(test_each_step_has_its_own_gradient) {
+    Args a = small_args(NULL, NULL);
+    Trainer t;
+    trainer_setup(&t, &a);
+    Model *m = &t.model;
+    Acts *x = &t.acts;
     // Backward accumulates: two passes without zero_grad give twice the gradient.
     data_batch(&t.data, 0, a.batch, 0, x->rows, x->ctx, x->targets);
+    zero_grad(m);
     forward_backward(&t, a.batch);
     float *once = mem_alloc(MEM_DATA, m->numel * sizeof(float));
     memcpy(once, m->grads, m->numel * sizeof(float));
@@ -158,8 +257,46 @@ START_TEST(test_zero_grad_zeroes) {
     for (size_t i = 0; i < m->numel; i++) ck_assert(fabsf(m->grads[i] - 2 * once[i]) <= 1e-6f * fabsf(once[i]));
     // train_step zeroes first: its gradient is the step's own.
     train_step(&t, 0);
-    for (size_t i = 0; i < m->numel; i++) ck_assert_float_eq(m->grads[i], once[i]);
+    for (size_t i = 0; i < m->numel; i++)
+        ck_assert_msg(m->grads[i] == once[i], "after train_step grads[%zu] is %g, the step's own gradient is %g: "
+                      "the gradients were not zeroed before backward", i, m->grads[i], once[i]);
     mem_free(once);
+    trainer_teardown(&t);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// lc0.3: global-norm clipping
+
+START_TEST(test_clip_grads) {
+    Args a = small_args("--hidden", "40");
+    Trainer t;
+    trainer_setup(&t, &a);
+    Model *m = &t.model;
+    Rng r = rng_stream(5, 5);
+    for (size_t i = 0; i < m->numel; i++) m->grads[i] = (2 * rng_uniform(&r) - 1) * (i % 7 ? 0.01f : 1.0f);
+    double sq = 0;
+    for (size_t i = 0; i < m->numel; i++) sq += (double)m->grads[i] * m->grads[i];
+    double want = sqrt(sq);
+    float *before = mem_alloc(MEM_DATA, m->numel * sizeof(float));
+    memcpy(before, m->grads, m->numel * sizeof(float));
+    for (int k = 0; k < 2; k++) {  // once above the norm (clips), once far below (leaves alone)
+        float max_norm = k == 0 ? (float)(want / 4) : (float)(want * 4);
+        memcpy(m->grads, before, m->numel * sizeof(float));
+        double norm = clip_grads(m, max_norm);
+        ck_assert_msg(fabs(norm - want) <= 1e-6 * want, "clip_grads returned %.9g; the L2 norm of all %zu gradients "
+                      "together is %.9g", norm, m->numel, want);
+        double f = k == 0 ? max_norm / (want + 1e-6) : 1.0, after = 0;
+        for (size_t i = 0; i < m->numel; i++) {
+            ck_assert_msg(fabs(m->grads[i] - f * before[i]) <= 1e-6 * fabs(before[i]) + 1e-12,
+                          "with max_norm %g (the norm is %g) grads[%zu] became %g, want %g: every gradient is "
+                          "multiplied by min(1, max_norm / (norm + 1e-6))", max_norm, want, i, m->grads[i],
+                          f * before[i]);
+            after += (double)m->grads[i] * m->grads[i];
+        }
+        ck_assert(sqrt(after) <= fmax(max_norm, want) * (1 + 1e-6));
+    }
+    mem_free(before);
     trainer_teardown(&t);
 }
 END_TEST
@@ -169,7 +306,7 @@ END_TEST
 
 START_TEST(test_loss_falls) {
     char *argv[] = { "t", "--hidden", "64", "--steps", "300", "--sample", "0", "--log-every", "0" };
-    Args a = args_of(9, argv);
+    Args a = args_of("run", 9, argv);
     Trainer t;
     trainer_setup(&t, &a);
     double first = train_step(&t, 0);
@@ -186,21 +323,31 @@ END_TEST
 
 START_TEST(test_model_state_is_16_psi) {
     char *argv[] = { "t", "--context", "4", "--hidden", "37", "--layers", "3", "--batch", "10" };
-    Args a = args_of(9, argv);
+    Args a = args_of("run", 9, argv);
     size_t H = 37, I = 4 * 27;
     size_t psi = (I * H + H) + 2 * (H * H + H) + (H * 27 + 27);  // Ψ by hand
     MemStats before = mem_stats();
     Trainer t;
     trainer_setup(&t, &a);
     ck_assert_uint_eq(t.model.numel, psi);
-    MemStats s = mem_stats();
-    ck_assert_uint_eq(mem_model_state_bytes(&s) - mem_model_state_bytes(&before), 16 * psi);
-    ck_assert_double_eq(model_state_formula(&t.model), 16.0 * psi);
     for (long k = 0; k < 3; k++) train_step(&t, k);
-    s = mem_stats();
-    ck_assert_uint_eq(mem_model_state_bytes(&s) - mem_model_state_bytes(&before), 16 * psi);
+    MemStats s = mem_stats();
+    size_t cat[MEM_NCAT];
+    for (int c = 0; c < MEM_NCAT; c++) cat[c] = s.cur[c] - before.cur[c];
+    ck_assert_msg(cat[MEM_PARAMS] == 4 * psi && cat[MEM_GRADS] == 4 * psi && cat[MEM_ADAM_M] == 4 * psi &&
+                  cat[MEM_ADAM_V] == 4 * psi && cat[MEM_MASTER_PARAMS] == 0,
+                  "mem holds params %zu, grads %zu, adam_m %zu, adam_v %zu bytes; each should be 4Ψ = %zu",
+                  cat[MEM_PARAMS], cat[MEM_GRADS], cat[MEM_ADAM_M], cat[MEM_ADAM_V], 4 * psi);
+    ck_assert_msg(model_state_formula(&t.model) == 16.0 * psi, "model_state_formula says %.0f bytes; mem "
+                  "measured %zu (16Ψ, Ψ = %zu)", model_state_formula(&t.model), 16 * psi, psi);
     trainer_teardown(&t);
 }
+END_TEST
+
+// ----------------------------------------------------------------------------
+// the whole stage (lc0.0): the reference's loss at every step and its final model
+
+START_TEST(test_follows_reference) { grade_follows_lc0(runs, nruns, "", 1e-6, 1e-5); }
 END_TEST
 
 START_TEST(test_no_collectives) {
@@ -274,21 +421,28 @@ END_TEST
 START_TEST(test_no_leaks) { ck_assert_uint_eq(mem_live_count(), 0); }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("lc0_adam");
-    TCase *tc = tcase_create("grading");
-    tcase_set_timeout(tc, 0);
-    tcase_add_test(tc, test_gradient_matches_double_reference);
-    tcase_add_test(tc, test_adam_moments_move);
-    tcase_add_test(tc, test_zero_grad_zeroes);
-    tcase_add_test(tc, test_loss_falls);
-    tcase_add_test(tc, test_model_state_is_16_psi);
-    tcase_add_test(tc, test_no_collectives);
-    tcase_add_test(tc, test_init_like_pytorch_and_by_slice);
-    tcase_add_test(tc, test_save_and_load);
-    tcase_add_test(tc, test_no_leaks);
-    suite_add_tcase(s, tc);
-    return s;
+// ----------------------------------------------------------------------------
+// the checks: lc0.K the exercises, lc0.0 the whole stage; 0 points: project tests
+
+static int checks(Graded *g) {
+    int n = 0;
+    g[n++] = (Graded){ "lc0.1a", 10, "1", "adam_update: one AdamW step as the formula, in double", test_adam_step_formula };
+    g[n++] = (Graded){ "lc0.1b", 5, "1", "the first Adam step moves each parameter by lr", test_adam_first_step_is_lr };
+    g[n++] = (Graded){ "lc0.1c", 5, "1", "after a training step, m = (1-beta1) g and v = (1-beta2) g^2", test_adam_moments_move };
+    g[n++] = (Graded){ "lc0.2a", 5, "1", "zero_grad leaves every gradient at 0", test_zero_grad_zeroes };
+    g[n++] = (Graded){ "lc0.2b", 5, "1", "each step's gradient is its own, not added to the last", test_each_step_has_its_own_gradient };
+    g[n++] = (Graded){ "lc0.3a", 10, "1", "clip_grads: the global L2 norm, every gradient scaled", test_clip_grads };
+    g[n++] = (Graded){ "lc0.4a", 5, "1", "model state: 4Ψ per category, the formula equal to it", test_model_state_is_16_psi };
+    g[n++] = (Graded){ "lc0.0a", 10, "1", "the whole stage: the reference lc0's losses and model", test_follows_reference };
+    g[n++] = (Graded){ "gradient", 0, "1", "backward against a double reference", test_gradient_matches_double_reference };
+    g[n++] = (Graded){ "loss", 0, "1", "the loss falls on the default data", test_loss_falls };
+    g[n++] = (Graded){ "no-comm", 0, "1", "no collectives", test_no_collectives };
+    g[n++] = (Graded){ "init", 0, "1", "init as PyTorch, by slice", test_init_like_pytorch_and_by_slice };
+    g[n++] = (Graded){ "files", 0, "1", "save and load", test_save_and_load };
+    g[n++] = (Graded){ "leaks", 0, "1", "no leaks", test_no_leaks };
+    return n;
 }
 
-TEST_MAIN("test_lc0", suite)
+static void load_refs(void) { nruns = ref_load(runs); }
+
+GRADED_MAIN("test_lc0", checks, load_refs)

@@ -200,20 +200,22 @@ START_TEST(test_no_leaks) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    nruns = ref_load(runs);
-    Suite *s = suite_create("lc2_zero1");
-    TCase *tc = tcase_create("grading");
-    tcase_add_test(tc, test_follows_lc0);
-    tcase_add_test(tc, test_follows_lc0_allreduce);
-    tcase_add_test(tc, test_shards_cover_every_layer);
-    tcase_add_test(tc, test_sharded_clipping_equals_full);
-    tcase_add_test(tc, test_model_state_and_comm_exact);
-    tcase_add_test(tc, test_allreduce_costs_half_more);
-    tcase_add_test(tc, test_follows_lc0_hand_written_collectives);
-    tcase_add_test(tc, test_no_leaks);
-    suite_add_tcase(s, tc);
-    return s;
+// ----------------------------------------------------------------------------
+// the checks (0 points: project tests, which make test runs and make grade does not)
+
+static int checks(Graded *g) {
+    int n = 0;
+    g[n++] = (Graded){ "follows-lc0", 0, "", "follows-lc0", test_follows_lc0 };
+    g[n++] = (Graded){ "follows-lc0-allreduce", 0, "", "follows-lc0-allreduce", test_follows_lc0_allreduce };
+    g[n++] = (Graded){ "shards-cover-every-layer", 0, "", "shards-cover-every-layer", test_shards_cover_every_layer };
+    g[n++] = (Graded){ "sharded-clipping-equals-full", 0, "", "sharded-clipping-equals-full", test_sharded_clipping_equals_full };
+    g[n++] = (Graded){ "model-state-and-comm-exact", 0, "", "model-state-and-comm-exact", test_model_state_and_comm_exact };
+    g[n++] = (Graded){ "allreduce-costs-half-more", 0, "", "allreduce-costs-half-more", test_allreduce_costs_half_more };
+    g[n++] = (Graded){ "follows-lc0-hand-written-collectives", 0, "", "follows-lc0-hand-written-collectives", test_follows_lc0_hand_written_collectives };
+    g[n++] = (Graded){ "no-leaks", 0, "", "no-leaks", test_no_leaks };
+    return n;
 }
 
-TEST_MAIN("test_lc2", suite)
+static void load_refs(void) { nruns = ref_load(runs); }
+
+GRADED_MAIN("test_lc2", checks, load_refs)

@@ -1,0 +1,67 @@
+#!/bin/sh
+# The grader graded (make grade-selftest, part of make test):
+#   1. the untouched skeleton of every lecture (make exercise) scores 0 on
+#      every check, at one N: no stub passes by accident;
+#   2. the reference, graded through the same path (make solution), scores full
+#      marks on one lecture (every check of every lecture passes in make test);
+#   3. every known mistake of tests/mistakes/*.sed, applied to a copy of the
+#      reference file, loses the check it names, with a message that names it.
+# usage: tests/grade_selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake)
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+top=$(pwd)
+case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
+work=$BUILD/selftest
+mkdir -p "$work"
+bad=0
+fail() { echo "FAIL: $*"; bad=1; }
+
+# At which N a lecture's checks run here: one process for lc0, else 3 (uneven shards).
+n_of() { [ "$1" = 0 ] && echo 1 || echo 3; }
+
+if [ -z "${SELFTEST_ONLY:-}" ]; then
+  # 1. The skeleton: every check of every lecture fails.
+  rm -rf "$work/skeleton"
+  for k in $(tools/lectures.sh); do
+    tools/exercise.sh "$k" "$work/skeleton" >/dev/null || { fail "make exercise LC=$k"; continue; }
+    out=$work/skeleton-lc$k.out
+    MINE=$work/skeleton LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1
+    passed=$(grep -c ' OK [0-9]*/[0-9]* (' "$out")
+    checks=$(grep -c ' \(OK\|FAIL\) [0-9]*/[0-9]* (' "$out")
+    if [ "$checks" -eq 0 ]; then fail "skeleton of lecture $k: no check ran"; sed 's/^/    /' "$out"
+    elif [ "$passed" -ne 0 ]; then fail "skeleton of lecture $k passes $passed check(s) it must fail:"; grep ' OK ' "$out"
+    else echo "skeleton of lecture $k: all $checks checks fail, as they must"; fi
+  done
+
+  # 2. The reference through the grader's own path.
+  out=$work/solution.out
+  if SOLUTION=1 LC=0 BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1; then
+    echo "solution of lecture 0: $(tail -n 1 "$out")"
+  else fail "the reference of lecture 0 does not score full marks:"; sed 's/^/    /' "$out"; fi
+fi
+
+# 3. The known mistakes.
+for m in tests/mistakes/*.sed; do
+  name=$(basename "$m" .sed)
+  [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$name" ] || continue
+  file=$(sed -n 's/^# file: //p' "$m")
+  check=$(sed -n 's/^# check: //p' "$m")
+  says=$(sed -n 's/^# says: //p' "$m")
+  k=$(echo "$check" | sed 's/^lc\([0-9]*\)\..*/\1/')
+  mine=$work/mistake
+  rm -rf "$mine"
+  mkdir -p "$mine/$(dirname "$file")"
+  sed -f "$m" "$file" >"$mine/$file"
+  if cmp -s "$file" "$mine/$file"; then fail "$name: the mistake no longer applies to $file"; continue; fi
+  out=$work/mistake-$name.out
+  MINE=$mine LC=$k CHECK=$check N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1
+  if grep -q "^$check .* FAIL" "$out" && grep -qF -- "$says" "$out"; then
+    echo "mistake $name: $check fails and says '$says'"
+  else
+    fail "mistake $name: want $check to fail saying '$says'; the grader said:"
+    sed 's/^/    /' "$out"
+  fi
+done
+[ $bad -eq 0 ] && echo "grading self-test: passed"
+exit $bad
