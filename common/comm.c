@@ -9,7 +9,9 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define QCAP 1024
 
@@ -32,6 +34,7 @@ static struct {
     int running, stop;
     const CommBackend *backend;
     CommObserver observer;
+    long delay_us;     // ZC_COMM_DELAY_US: each collective starts this much later
     CommStats stats;
 } q = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
         .done = PTHREAD_COND_INITIALIZER };
@@ -81,6 +84,7 @@ static void *comm_thread(void *arg) {
         Slot *s = &q.slot[q.finished % QCAP];
         CommObserver observer = q.observer;
         pthread_mutex_unlock(&q.lock);
+        if (q.delay_us > 0) usleep((useconds_t)q.delay_us);
         s->t_start = now_s();
         uint64_t sent = run_slot(s);
         s->t_end = now_s();
@@ -96,6 +100,8 @@ static void *comm_thread(void *arg) {
 
 void comm_init(void) {
     q.backend = &comm_backend_mpi;
+    const char *delay = getenv("ZC_COMM_DELAY_US");
+    q.delay_us = delay ? atol(delay) : 0;
     q.stop = 0;
     if (pthread_create(&q.thread, NULL, comm_thread, NULL) != 0)
         fatal("comm_init: pthread_create failed");

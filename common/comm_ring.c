@@ -30,7 +30,7 @@ static int nbytes(size_t bytes) {
     return (int)bytes;
 }
 
-static void send_recv(const void *out, size_t out_bytes, int to, void *in, size_t in_bytes, int from) {
+static inline void send_recv(const void *out, size_t out_bytes, int to, void *in, size_t in_bytes, int from) {
     CHECK_MPI(MPI_Sendrecv(out, nbytes(out_bytes), MPI_BYTE, to, TAG, in, nbytes(in_bytes), MPI_BYTE, from,
                            TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     sent += out_bytes;
@@ -49,13 +49,22 @@ static void recv_from(void *buf, size_t bytes, int from) {
 // ring
 
 // An all-reduce of n elements splits them into N chunks that differ by at most one.
-static size_t chunk_first(size_t n, int k) { return n * (size_t)k / (size_t)rt.world; }
-static size_t chunk_len(size_t n, int k) { return chunk_first(n, k + 1) - chunk_first(n, k); }
+static inline size_t chunk_first(size_t n, int k) { return n * (size_t)k / (size_t)rt.world; }
+static inline size_t chunk_len(size_t n, int k) { return chunk_first(n, k + 1) - chunk_first(n, k); }
 
 // In place on buf: at step s rank r passes chunk r-s-1 to the right and adds
 // what the left sends (chunk r-s-2) into its own copy. After N-1 steps chunk r
 // holds the sum of every rank's chunk r; the other chunks are partial.
 static void ring_reduce_scatter_inplace(char *buf, size_t n, DType dt, RedOp op) {
+    // EXERCISE lc1.2: the ring reduce-scatter, in place over N chunks (the all-reduce's first half)
+    //| Chunk k of buf is elements [chunk_first(n, k), + chunk_len(n, k)): N chunks
+    //| that differ by one element at most. In N-1 steps, rank r sends one chunk to
+    //| its right neighbour and receives one from its left (send_recv, which counts
+    //| the bytes), adding what it receives into its own copy of that chunk
+    //| (comm_reduce_local, with op). Choose the chunks so that after the last step
+    //| chunk r holds the sum over every rank: the all-gather (lc1.3) then starts
+    //| from there. Scratch from mem_alloc_host (comm_buffers), freed at the end.
+    //| README: lc1_distributed_adam/README.md, "Exercise".
     int N = rt.world, r = rt.rank;
     size_t esz = dtype_size(dt);
     char *tmp = mem_alloc_host(MEM_COMM_BUFFERS, (n / N + 1) * esz);
@@ -66,11 +75,19 @@ static void ring_reduce_scatter_inplace(char *buf, size_t n, DType dt, RedOp op)
         comm_reduce_local(buf + chunk_first(n, in) * esz, tmp, chunk_len(n, in), dt, op);
     }
     mem_free(tmp);
+    // STUB: (void)buf, (void)n, (void)dt, (void)op;
+    // END EXERCISE
 }
 
 // In place on buf, where chunk r is this rank's: at step s rank r passes chunk
 // r-s to the right and receives chunk r-s-1 from the left, straight into place.
 static void ring_all_gather_inplace(char *buf, size_t n, DType dt) {
+    // EXERCISE lc1.3: the ring all-gather, in place over N chunks
+    //| Rank r starts with chunk r complete (the reduce-scatter's result, or its own
+    //| slice of an all-gather). In N-1 steps it passes one complete chunk to the
+    //| right and receives the next from the left, straight into place (send_recv).
+    //| After the last step every rank holds every chunk. N = 1: nothing to do.
+    //| README: lc1_distributed_adam/README.md, "Exercise".
     int N = rt.world, r = rt.rank;
     size_t esz = dtype_size(dt);
     for (int s = 0; s < N - 1; s++) {
@@ -78,11 +95,21 @@ static void ring_all_gather_inplace(char *buf, size_t n, DType dt) {
         send_recv(buf + chunk_first(n, out) * esz, chunk_len(n, out) * esz, mod(r + 1),
                   buf + chunk_first(n, in) * esz, chunk_len(n, in) * esz, mod(r - 1));
     }
+    // STUB: (void)buf, (void)n, (void)dt;
+    // END EXERCISE
 }
 
 // The reduce-scatter of the API: send is read only (unless recv is its own slot),
 // so partial sums go to a scratch chunk; the last one is this rank's result.
 static void ring_reduce_scatter(const char *send, char *recv, size_t count, DType dt) {
+    // EXERCISE lc1.4: the ring reduce-scatter of the API: N equal slices of count elements
+    //| send holds N slices; rank r's result, the sum over ranks of slice r, goes to
+    //| recv. send is read only, except that recv may be rank r's own slot in it.
+    //| The ring of lc1.2 with equal slices and a running sum in scratch: at each of
+    //| N-1 steps pass the partial sum to the right, take the left's, add your own
+    //| share of that slice to it. Count every byte through send_recv. N = 1: recv
+    //| is your own slice.
+    //| README: lc1_distributed_adam/README.md, "Exercise".
     int N = rt.world, r = rt.rank;
     size_t bytes = count * dtype_size(dt);
     char *acc = mem_alloc_host(MEM_COMM_BUFFERS, bytes), *tmp = mem_alloc_host(MEM_COMM_BUFFERS, bytes);
@@ -96,6 +123,8 @@ static void ring_reduce_scatter(const char *send, char *recv, size_t count, DTyp
     memcpy(recv, acc, bytes);
     mem_free(acc);
     mem_free(tmp);
+    // STUB: (void)send, (void)recv, (void)count, (void)dt;
+    // END EXERCISE
 }
 
 // A chain from root around the ring: each rank passes the buffer on.

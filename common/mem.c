@@ -18,6 +18,7 @@ typedef enum { PLACE_HOST, PLACE_PINNED, PLACE_GPU } Place;
 typedef struct { void *p; size_t bytes; MemCat cat; Place place; } Block;
 
 static Block *blocks;          // live allocations, unordered
+static int poison;             // ZC_POISON_FREED: freed host blocks are filled with NaN first
 static size_t nblocks, capblocks;
 static MemStats st;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -76,6 +77,7 @@ void mem_init(void) {
     // A tuning only: a sanitizer's allocator refuses it, which costs nothing but speed.
     (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
     (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    poison = getenv("ZC_POISON_FREED") != NULL;
 }
 
 // The stage's buffers live where it computes; its input batches stay on the
@@ -134,6 +136,7 @@ void mem_free(void *p) {
     pthread_mutex_lock(&lock);
     size_t i = table_find(p);
     Place place = blocks[i].place;
+    size_t bytes = blocks[i].bytes;
     count(blocks[i].cat, place, blocks[i].bytes, -1);
     blocks[i] = blocks[--nblocks];
     if (nblocks == 0) {  // nothing live: give the table back too
@@ -142,6 +145,7 @@ void mem_free(void *p) {
         capblocks = 0;
     }
     pthread_mutex_unlock(&lock);
+    if (poison && place != PLACE_GPU) memset(p, 0xff, bytes);  // NaN in every float: a late reader sees it
     raw_free(p, place);
 }
 

@@ -17,6 +17,9 @@ typedef struct {
 } MemStats;
 
 // Tunes the C allocator to keep freed memory for reuse (rt_init calls it).
+// With ZC_POISON_FREED set in the environment, mem_free fills host blocks with
+// NaN before freeing them, so whatever still reads one reads NaN (the grader
+// sets it: a buffer freed before its collective completes shows).
 void mem_init(void);
 // Allocates bytes (zeroed, 64-byte aligned) under a category; fatal on failure.
 // It lives where the stage computes (the GPU with --device cuda), except the

@@ -190,7 +190,9 @@ void adam_alloc(Adam *o, const Args *a, size_t n) {
 }
 
 // Backward adds into the gradients, so they must start each step at zero.
-void zero_grad(Model *m) { fill(m->grads, 0.0f, m->numel); }
+void zero_grad(Model *m) {
+    fill(m->grads, 0.0f, m->numel);
+}
 
 // Scales the gradients so their global L2 norm is at most max_norm (as
 // torch.nn.utils.clip_grad_norm_). Returns the norm before clipping.
@@ -267,6 +269,15 @@ double train_step(Trainer *t, long step) {
     int B = t->a.batch, per_rank = B / rt.world;
     zero_grad(m);
     double loss = 0.0;
+    // EXERCISE lc1.1: this rank's share of global batch `step`, and the gradient of all of it
+    //| The global batch is B examples; rank r takes its contiguous B/N of them
+    //| (per_rank), in accum micro-batches of x->rows: data_batch fills x->ctx and
+    //| x->targets with examples [first, first + rows) of batch `step`. Each
+    //| forward_backward adds its micro-batch's gradients into m->grads and returns
+    //| its summed loss; give it the global B, so the shares add up to the mean over
+    //| all B examples. Then one all-reduce sums the gradients over ranks (every
+    //| rank ends with the same gradient), and comm_metric_sum sums the loss.
+    //| README: lc1_distributed_adam/README.md, "Exercise".
     for (int k = 0; k < t->a.accum; k++) {
         data_batch(&t->data, step, B, rt.rank * per_rank + k * x->rows, x->rows, x->ctx, x->targets);
         loss += forward_backward(t, B);
@@ -275,6 +286,8 @@ double train_step(Trainer *t, long step) {
     // sum over ranks is the gradient of the global batch.
     comm_all_reduce(m->grads, m->numel, DT_F32, OP_SUM);
     comm_metric_sum(&loss, 1);
+    // STUB: (void)step, (void)x, (void)per_rank;
+    // END EXERCISE
     trace_phase("optimizer", -1);
     if (t->a.clip > 0) clip_grads(m, t->a.clip);
     adam_step(&t->opt, m);
@@ -317,7 +330,13 @@ double model_state_formula(const Model *m) {
 // Bytes each rank sends per step under the ring model: one all-reduce of the
 // gradients, 2(N-1)/N x 4Ψ.
 double comm_theory(const Trainer *t) {
+    // EXERCISE lc1.5: the bytes each rank sends per step, in the ring model
+    //| One all-reduce of Ψ = t->model.numel floats per step, whatever --accum;
+    //| common/theory.h has the ring model (theory_all_reduce, theory_comm).
     return theory_comm(ZERO_DDP, (double)t->model.numel, (double)t->model.numel, rt.world, 4);
+    // STUB: (void)t;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 
 void report(Trainer *t) {

@@ -118,8 +118,17 @@ float *own_slice(const Model *m, float *buf, int l) {
     return buf + m->layer[l].off + (size_t)rt.rank * m->layer[l].shard;
 }
 size_t own_numel(const Layer *L) {
+    // EXERCISE lc2.1: how many real elements this rank's slice of layer L holds
+    //| The segment of L->numel elements is padded to L->pad = N x L->shard;
+    //| rank r's slice is [r x shard, (r + 1) x shard). The padding is at the end,
+    //| so the last slices may be partly padding, and with a layer smaller than N
+    //| some ranks own none of it. Adam and clipping read exactly these elements.
+    //| README: lc2_zero1/README.md, "Exercise".
     size_t first = (size_t)rt.rank * L->shard;
     return first >= L->numel ? 0 : (L->numel - first < L->shard ? L->numel - first : L->shard);
+    // STUB: (void)L;
+    // STUB: return 0;
+    // END EXERCISE
 }
 
 // Elements [first, first+count) of layer l's segment as PyTorch's nn.Linear
@@ -156,6 +165,14 @@ float *padded_segment(Trainer *t, float *buf, int l) {
 // Leaves in each rank's slice of m->grads the gradient of the global batch for
 // that slice; the rest of m->grads is stale from then on.
 void reduce_scatter_grads(Trainer *t) {
+    // EXERCISE lc2.2: one reduce-scatter per layer of the gradients
+    //| After it, own_slice(m, m->grads, l) holds, for each layer, the sum over ranks
+    //| of that slice; the rest of m->grads may be anything. One comm_reduce_scatter
+    //| per layer of L->shard elements per rank, in place (the slice lands in the
+    //| rank's own slot: recv = send + rank x shard). A segment whose length does not
+    //| divide by N goes through padded_segment's buffer, its padding zeroed, and
+    //| the real elements of the slice are copied back (own_numel).
+    //| README: lc2_zero1/README.md, "Exercise".
     Model *m = &t->model;
     for (int l = 0; l < m->nlayers; l++) {
         const Layer *L = &m->layer[l];
@@ -167,10 +184,18 @@ void reduce_scatter_grads(Trainer *t) {
         comm_reduce_scatter(seg, mine, L->shard, DT_F32);  // in place: my slice lands in my slot
         if (seg == t->padded) copy(own_slice(m, m->grads, l), mine, own_numel(L));
     }
+    // STUB: (void)t;
+    // END EXERCISE
 }
 
 // Every rank has updated its slices of the params: gather them all back.
 void all_gather_params(Trainer *t) {
+    // EXERCISE lc2.4: one all-gather per layer of the params
+    //| Each rank has updated own_slice(m, m->params, l) of every layer; after this
+    //| every rank holds all of m->params again. One comm_all_gather per layer, in
+    //| place (send = this rank's slot of the segment), through padded_segment's
+    //| buffer when the segment does not divide by N.
+    //| README: lc2_zero1/README.md, "Exercise".
     Model *m = &t->model;
     for (int l = 0; l < m->nlayers; l++) {
         const Layer *L = &m->layer[l];
@@ -179,6 +204,8 @@ void all_gather_params(Trainer *t) {
         comm_all_gather(mine, seg, L->shard, DT_F32);  // in place
         if (seg == t->padded) copy(m->params + L->off, seg, L->numel);
     }
+    // STUB: (void)t;
+    // END EXERCISE
 }
 
 // ----------------------------------------------------------------------------
@@ -262,7 +289,9 @@ void adam_alloc(Adam *o, const Args *a, size_t n) {
 }
 
 // Backward adds into the gradients, so they must start each step at zero.
-void zero_grad(Model *m) { fill(m->grads, 0.0f, m->numel); }
+void zero_grad(Model *m) {
+    fill(m->grads, 0.0f, m->numel);
+}
 
 // Scales the gradients so their global L2 norm is at most max_norm (as
 // torch.nn.utils.clip_grad_norm_). Each rank holds the summed gradient of its
@@ -270,6 +299,12 @@ void zero_grad(Model *m) { fill(m->grads, 0.0f, m->numel); }
 // number to all-reduce, and every rank computes the same factor. Returns the
 // norm before clipping.
 double clip_grads(Model *m, float max_norm) {
+    // EXERCISE lc2.5: global-norm clipping from the slices
+    //| The norm is over the whole gradient, but each rank holds the summed gradient
+    //| of its own slices only (own_slice, own_numel). Every rank must compute the
+    //| same factor, clip_factor(norm, max_norm), and scale its slices by it. Send
+    //| as little as you can. Return the norm before clipping.
+    //| README: lc2_zero1/README.md, "Exercise".
     double sq = 0.0;
     for (int l = 0; l < m->nlayers; l++)
         sq += sum_squares(own_slice(m, m->grads, l), own_numel(&m->layer[l]));
@@ -279,16 +314,27 @@ double clip_grads(Model *m, float max_norm) {
     for (int l = 0; l < m->nlayers; l++)
         scale(own_slice(m, m->grads, l), f, own_numel(&m->layer[l]));
     return norm;
+    // STUB: (void)m, (void)max_norm;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 
 // Updates this rank's slice of every layer; m and v exist for nothing else.
 void adam_step(Adam *o, Model *m) {
+    // EXERCISE lc2.3: one Adam step on this rank's slice of every layer
+    //| o->m and o->v hold Ψ_pad/N elements: this rank's slices, layer after layer
+    //| (layer l's at L->soff). The params and grads are full buffers; this rank's
+    //| slice of layer l is own_slice, own_numel of it real. One step count for the
+    //| whole model.
+    //| README: lc2_zero1/README.md, "Exercise".
     o->step++;
     for (int l = 0; l < m->nlayers; l++) {
         const Layer *L = &m->layer[l];
         adam_update(own_slice(m, m->params, l), own_slice(m, m->grads, l), o->m + L->soff,
                     o->v + L->soff, own_numel(L), &o->h, o->step);
     }
+    // STUB: (void)o, (void)m;
+    // END EXERCISE
 }
 
 // ----------------------------------------------------------------------------
@@ -405,18 +451,29 @@ void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 0, next_symbol
 
 // The model state this stage keeps per rank, in bytes: 4Ψ + 4Ψ + 8Ψ_pad/N.
 double model_state_formula(const Model *m) {
+    // EXERCISE lc2.6: the stage's formulas: its model state (here) and traffic (comm_theory)
+    //| Ψ = m->numel, Ψ_pad = m->shard_numel x N (common/theory.h has both formulas
+    //| for every stage).
     return theory_model_state(ZERO_1, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
+    // STUB: (void)m;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 // Bytes each rank sends per step under the ring model: a reduce-scatter and an
 // all-gather, one all-reduce's worth of Ψ_pad (with --grad-sync allreduce: an
 // all-reduce of Ψ, then the all-gather); with clipping one all-reduce of a double.
 double comm_theory(const Trainer *t) {
+    // EXERCISE lc2.6: the bytes each rank sends per step, in the ring model
+    //| Both --grad-sync modes, and the clipping scalar when --clip is on.
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
     double sync = strcmp(t->a.grad_sync, "allreduce") == 0
                       ? theory_comm(ZERO_DDP, psi, psi, rt.world, 4) + theory_gather(4.0 * pad, rt.world)
                       : theory_comm(ZERO_1, psi, pad, rt.world, 4);
     return sync + (t->a.clip > 0 ? theory_all_reduce(8.0, rt.world) : 0.0);
+    // STUB: (void)t;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 
 void report(Trainer *t) {

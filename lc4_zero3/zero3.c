@@ -336,7 +336,9 @@ void adam_alloc(Adam *o, const Args *a, size_t n) {
 }
 
 // Backward adds into the gradients, so they must start each step at zero.
-void zero_grad(Model *m) { fill(m->grads, 0.0f, m->shard_numel); }
+void zero_grad(Model *m) {
+    fill(m->grads, 0.0f, m->shard_numel);
+}
 
 // Scales the gradients so their global L2 norm is at most max_norm (as
 // torch.nn.utils.clip_grad_norm_). Each rank holds the summed gradient of its

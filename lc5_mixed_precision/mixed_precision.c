@@ -389,7 +389,9 @@ void adam_alloc(Adam *o, const Args *a, size_t n) {
 }
 
 // Backward adds into the gradients, so they must start each step at zero.
-void zero_grad(Model *m) { zero_dt(m->grads, m->dt, m->shard_numel); }
+void zero_grad(Model *m) {
+    zero_dt(m->grads, m->dt, m->shard_numel);
+}
 
 // --loss-scale: dynamic starts at 2^16; auto is dynamic for fp16 (whose
 // exponent is too small for raw gradients) and none (a scale of 1) otherwise.

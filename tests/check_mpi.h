@@ -6,6 +6,8 @@
 #define CHECK_MPI_H
 
 #include <check.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,26 @@
         comm_agree_min(&ok_);                                    \
         ck_assert_msg(ok_, __VA_ARGS__);                         \
     } while (0)
+
+// Fails the test on every rank if ok is 0 on any rank, with the message that
+// the lowest such rank formats: rank 0 prints what rank 2 saw. Collective,
+// through the backend in use (a test of a hand-written backend switches back
+// to the library's first).
+static inline void ck_all_msg(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void ck_all_msg(int ok, const char *fmt, ...) {
+    int first = ok ? rt.world : rt.rank;
+    comm_agree_min(&first);
+    if (first == rt.world) return;
+    int32_t msg[128] = { 0 };  // 512 bytes of text, moved as ints
+    if (rt.rank == first) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf((char *)msg, sizeof msg, fmt, ap);
+        va_end(ap);
+    }
+    comm_broadcast(msg, 128, DT_I32, first);
+    ck_abort_msg("%s", (const char *)msg);
+}
 
 // Runs the suite on every rank; returns the number of failed tests (same on all).
 static inline int run_suite(Suite *s) {

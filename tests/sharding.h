@@ -20,6 +20,13 @@ static inline uint64_t padded_numel(const Model *m) {
     return sum;
 }
 
+// How many real elements this rank's slice of L holds, from the shapes (what
+// own_numel must say, computed here independently).
+static inline size_t own_real(const Layer *L) {
+    size_t shard = padded(L) / (size_t)rt.world, first = (size_t)rt.rank * shard;
+    return first >= L->numel ? 0 : (L->numel - first < shard ? L->numel - first : shard);
+}
+
 // The largest padded layer (pairs = 0) or pair of neighbouring layers (pairs = 1).
 static inline uint64_t largest(const Model *m, int pairs) {
     uint64_t best = 0;

@@ -283,6 +283,113 @@ START_TEST(test_async_overlaps_compute) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------
+// the ring written by hand (lecture 1's exercises lc1.2 to lc1.4): each result
+// and each rank's bytes, judged with the library's collectives, since the ring
+// under test may be broken
+
+// Runs one collective on the ring; what it sent is *sent (bytes, this rank).
+#define ON_RING(call, sent) do {                                                 \
+        comm_use("ring");                                                        \
+        CommStats b_ = comm_stats();                                             \
+        call;                                                                    \
+        CommStats a_ = comm_stats();                                             \
+        comm_use("mpi");                                                         \
+        *(sent) = 0;                                                             \
+        for (int k_ = 0; k_ < COLL_NKIND; k_++) *(sent) += a_.kind[k_].sent_xn - b_.kind[k_].sent_xn; \
+        *(sent) /= (uint64_t)rt.world;                                           \
+    } while (0)
+
+// The bytes the ring sends for a collective of n elements of esz bytes.
+static uint64_t ring_bytes(CollKind k, size_t n, size_t esz) {
+    const char *keep = backend;
+    backend = "ring";
+    uint64_t x = expected_sent_xn(k, n, esz) / (uint64_t)rt.world;
+    backend = keep;
+    return x;
+}
+
+static void check_ring_bytes(const char *what, size_t n, uint64_t sent, uint64_t want, const char *how) {
+    ck_all_msg(sent == want, "ring %s of %zu elements at N=%d: rank %d sent %llu bytes, the ring sends %llu (%s)",
+               what, n, rt.world, rt.rank, (unsigned long long)sent, (unsigned long long)want, how);
+}
+
+START_TEST(test_ring_all_reduce) {
+    for (size_t c = 0; c < NCOUNTS; c++) {
+        size_t n = counts[c];
+        float *x = inputs(n);
+        uint64_t sent;
+        ON_RING(comm_all_reduce(x, n, DT_F32, OP_SUM), &sent);
+        size_t bad = n;
+        for (size_t i = 0; i < n && bad == n; i++)
+            if (x[i] != (float)sum_over_ranks(i)) bad = i;
+        ck_all_msg(bad == n, "ring all_reduce of %zu floats at N=%d: rank %d holds %g at element %zu, the sum over "
+                   "ranks is %g%s", n, rt.world, rt.rank, bad < n ? x[bad] : 0.0f, bad, bad < n ? sum_over_ranks(bad) : 0,
+                   bad < n && x[bad] == input(rt.rank, bad) ? ": its own value, nothing was added there" : "");
+        check_ring_bytes("all_reduce", n, sent, ring_bytes(COLL_ALL_REDUCE, n, 4),
+                         "in each of 2(N-1) steps, one chunk of about n/N elements");
+        mem_free(x);
+    }
+}
+END_TEST
+
+START_TEST(test_ring_all_gather) {
+    for (size_t c = 0; c < NCOUNTS; c++) {
+        size_t per = counts[c], n = per * rt.world;
+        float *mine = inputs(per), *all = mem_alloc(MEM_COMM_BUFFERS, n * sizeof(float));
+        fill(all, -99.0f, n);
+        for (int inplace = 0; inplace < 2; inplace++) {
+            uint64_t sent;
+            if (inplace) copy(all + rt.rank * per, mine, per);
+            ON_RING(comm_all_gather(inplace ? all + rt.rank * per : mine, all, per, DT_F32), &sent);
+            size_t bad = n;
+            for (size_t i = 0; i < n && bad == n; i++)
+                if (all[i] != input((int)(i / per), i % per)) bad = i;
+            ck_all_msg(bad == n, "ring all_gather (%s) of %zu per rank at N=%d: rank %d holds %g at element %zu of "
+                       "rank %zu's slice, which is %g", inplace ? "in place" : "from a separate slice", per, rt.world,
+                       rt.rank, bad < n ? all[bad] : 0.0f, bad < n ? bad % per : 0, bad < n ? bad / per : 0,
+                       bad < n ? input((int)(bad / per), bad % per) : 0.0f);
+            check_ring_bytes("all_gather", n, sent, ring_bytes(COLL_ALL_GATHER, n, 4),
+                             "in each of N-1 steps, one slice");
+            fill(all, -99.0f, n);
+        }
+        mem_free(mine);
+        mem_free(all);
+    }
+}
+END_TEST
+
+START_TEST(test_ring_reduce_scatter) {
+    const DType types[] = { DT_F32, DT_BF16 };
+    for (int q = 0; q < 2; q++)
+        for (size_t c = 0; c < NCOUNTS; c++) {
+            DType dt = types[q];
+            size_t per = counts[c], n = per * rt.world, esz = dtype_size(dt);
+            float *f = inputs(n), *got = mem_alloc(MEM_COMM_BUFFERS, per * sizeof(float));
+            void *x = mem_alloc(MEM_COMM_BUFFERS, n * esz), *y = mem_alloc(MEM_COMM_BUFFERS, per * esz);
+            for (int inplace = 0; inplace < 2; inplace++) {
+                cast_from_f32(x, f, dt, n);
+                void *out = inplace ? (char *)x + rt.rank * per * esz : y;
+                uint64_t sent;
+                ON_RING(comm_reduce_scatter(x, out, per, dt), &sent);
+                cast_to_f32(got, out, dt, per);
+                size_t bad = per;
+                for (size_t i = 0; i < per && bad == per; i++)
+                    if (got[i] != (float)sum_over_ranks(rt.rank * per + i)) bad = i;
+                ck_all_msg(bad == per, "ring reduce_scatter (%s, %s) of %zu per rank at N=%d: rank %d's element %zu is "
+                           "%g, the sum over ranks of its slice is %g%s", dtype_name(dt), inplace ? "in place" : "into "
+                           "a separate buffer", per, rt.world, rt.rank, bad, bad < per ? got[bad] : 0.0f,
+                           bad < per ? sum_over_ranks(rt.rank * per + bad) : 0,
+                           bad < per && got[bad] == input(rt.rank, rt.rank * per + bad) ?
+                               ": its own value, nothing was added" : "");
+                check_ring_bytes("reduce_scatter", n, sent, ring_bytes(COLL_REDUCE_SCATTER, n, esz),
+                                 "in each of N-1 steps, one slice");
+            }
+            mem_free(f); mem_free(got); mem_free(x); mem_free(y);
+        }
+}
+END_TEST
+
 START_TEST(test_no_leaks) {
     CK_ALL(mem_live_count() == 0, "%zu allocations still live", mem_live_count());
 }
@@ -293,6 +400,9 @@ END_TEST
 
 static int checks(Graded *g) {
     int n = 0;
+    g[n++] = (Graded){ "lc1.2a", 10, "2 3 4 5", "ring all_reduce: sums of uneven chunks, the bytes exact", test_ring_all_reduce };
+    g[n++] = (Graded){ "lc1.3a", 10, "2 3 4 5", "ring all_gather: every slice everywhere, the bytes exact", test_ring_all_gather };
+    g[n++] = (Graded){ "lc1.4a", 10, "2 3 4 5", "ring reduce_scatter: each rank its slice's sum, fp32 and bf16", test_ring_reduce_scatter };
     g[n++] = (Graded){ "all-reduce", 0, "", "all-reduce", test_all_reduce };
     g[n++] = (Graded){ "reduce-scatter", 0, "", "reduce-scatter", test_reduce_scatter };
     g[n++] = (Graded){ "all-gather", 0, "", "all-gather", test_all_gather };

@@ -44,6 +44,9 @@ done
 
 # The references the stages are graded against, from the tree's lc0.
 export ZC_REF="$BUILD/test/ref" CK_FORK=no
+# A buffer freed or reused before its collective completes must show: freed
+# blocks read as NaN, and every collective starts a millisecond late.
+export ZC_POISON_FREED=1 ZC_COMM_DELAY_US=1000
 if [ ! -s "$ZC_REF/plain.loss" ] || [ "$BUILD/bin/lc0_adam" -nt "$ZC_REF/plain.loss" ]; then
   echo "making the lc0 references ($ZC_REF)"
   tests/refs.sh "$BUILD" >/dev/null || { echo "make grade: the lc0 references failed to train" >&2; exit 1; }
