@@ -18,7 +18,7 @@ typedef enum { PLACE_HOST, PLACE_PINNED, PLACE_GPU } Place;
 typedef struct { void *p; size_t bytes; MemCat cat; Place place; } Block;
 
 static Block *blocks;          // live allocations, unordered
-static int poison;             // ZC_POISON_FREED: freed host blocks are filled with NaN first
+static int poison;             // ZC_POISON_FREED: freed host blocks are filled with NaN and kept
 static size_t nblocks, capblocks;
 static MemStats st;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -145,7 +145,10 @@ void mem_free(void *p) {
         capblocks = 0;
     }
     pthread_mutex_unlock(&lock);
-    if (poison && place != PLACE_GPU) memset(p, 0xff, bytes);  // NaN in every float: a late reader sees it
+    if (poison && place != PLACE_GPU) {  // NaN in every float, and never reused: a late reader sees NaN
+        memset(p, 0xff, bytes);
+        return;
+    }
     raw_free(p, place);
 }
 

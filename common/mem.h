@@ -17,9 +17,10 @@ typedef struct {
 } MemStats;
 
 // Tunes the C allocator to keep freed memory for reuse (rt_init calls it).
-// With ZC_POISON_FREED set in the environment, mem_free fills host blocks with
-// NaN before freeing them, so whatever still reads one reads NaN (the grader
-// sets it: a buffer freed before its collective completes shows).
+// With ZC_POISON_FREED set in the environment, mem_free fills a host block with
+// NaN and keeps it out of reuse (its bytes leave the counters all the same), so
+// whatever still reads it reads NaN: the grader sets it, and a buffer freed
+// before its collective completes shows. Memory then only grows: short runs.
 void mem_init(void);
 // Allocates bytes (zeroed, 64-byte aligned) under a category; fatal on failure.
 // It lives where the stage computes (the GPU with --device cuda), except the

@@ -333,6 +333,7 @@ double comm_theory(const Trainer *t) {
     // EXERCISE lc1.5: the bytes each rank sends per step, in the ring model
     //| One all-reduce of Ψ = t->model.numel floats per step, whatever --accum;
     //| common/theory.h has the ring model (theory_all_reduce, theory_comm).
+    //| README: lc1_distributed_adam/README.md, "Exercise".
     return theory_comm(ZERO_DDP, (double)t->model.numel, (double)t->model.numel, rt.world, 4);
     // STUB: (void)t;
     // STUB: return 0.0;

@@ -454,6 +454,7 @@ double model_state_formula(const Model *m) {
     // EXERCISE lc2.6: the stage's formulas: its model state (here) and traffic (comm_theory)
     //| Ψ = m->numel, Ψ_pad = m->shard_numel x N (common/theory.h has both formulas
     //| for every stage).
+    //| README: lc2_zero1/README.md, "Exercise".
     return theory_model_state(ZERO_1, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
     // STUB: (void)m;
     // STUB: return 0.0;
@@ -465,6 +466,7 @@ double model_state_formula(const Model *m) {
 double comm_theory(const Trainer *t) {
     // EXERCISE lc2.6: the bytes each rank sends per step, in the ring model
     //| Both --grad-sync modes, and the clipping scalar when --clip is on.
+    //| README: lc2_zero1/README.md, "Exercise".
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
     double sync = strcmp(t->a.grad_sync, "allreduce") == 0

@@ -188,16 +188,33 @@ void buckets_plan(Trainer *t) {
 
 // Waits for the reduce-scatter in flight, then frees its full gradients.
 void reduce_scatter_wait(Trainer *t) {
+    // EXERCISE lc3.2: wait for the reduce-scatter in flight (t->sending), then free its full gradient
+    //| Nothing in flight: nothing to do. Wait with comm_wait_timed(req, &t->rs), which
+    //| also measures how much of it ran under compute (the report prints it). Only
+    //| then may the bucket's buffer go back to mem: the comm thread reads it until
+    //| the collective completes. Leave the bucket and t->sending empty.
+    //| README: lc3_zero2/README.md, "Exercise".
     Bucket *b = t->sending;
     if (!b) return;
     comm_wait_timed(b->req, &t->rs);
     mem_free(b->buf);
     b->buf = NULL;
     t->sending = NULL;
+    // STUB: (void)t;
+    // END EXERCISE
 }
 
 // Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
 void reduce_scatter_launch(Trainer *t, Bucket *b) {
+    // EXERCISE lc3.1: launch bucket b's reduce-scatter, asynchronously, into this rank's slices
+    //| b->buf holds the bucket's full gradients rank-major: N parts of b->count
+    //| elements, part r being rank r's slices. The result goes to this rank's
+    //| gradient slices of those layers (m->grads from the bucket's first layer's
+    //| soff), which already hold the earlier micro-batches' sums: keep them in
+    //| (add them into your own part first). Launch without waiting
+    //| (comm_reduce_scatter_async) and remember the bucket in t->sending; only one
+    //| may be in flight, so wait for the previous one first (lc3.2).
+    //| README: lc3_zero2/README.md, "Exercise".
     reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
     const Model *m = &t->model;
     float *shards = m->grads + m->layer[b->lo].soff;
@@ -206,6 +223,8 @@ void reduce_scatter_launch(Trainer *t, Bucket *b) {
     axpy(b->buf + (size_t)rt.rank * b->count, 1.0f, shards, b->count);
     b->req = comm_reduce_scatter_async(b->buf, shards, b->count, DT_F32);
     t->sending = b;
+    // STUB: (void)t, (void)b;
+    // END EXERCISE
 }
 
 // Backward has produced g, layer l's full gradient. A bucket of one layer sends
@@ -468,17 +487,29 @@ void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 0, next_symbol
 
 // The model state this stage keeps per rank, in bytes: 4Ψ + 12Ψ_pad/N.
 double model_state_formula(const Model *m) {
+    // EXERCISE lc3.3: the stage's formulas: its model state (here) and traffic (comm_theory)
+    //| Ψ = m->numel, Ψ_pad = m->shard_numel x N; common/theory.h.
+    //| README: lc3_zero2/README.md, "Exercise".
     return theory_model_state(ZERO_2, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
+    // STUB: (void)m;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 // Bytes each rank sends per step under the ring model: a reduce-scatter and an
 // all-gather, one all-reduce's worth of Ψ_pad, and a reduce-scatter more for
 // each further micro-batch; with clipping one all-reduce of a double.
 double comm_theory(const Trainer *t) {
+    // EXERCISE lc3.3: the bytes each rank sends per step, in the ring model
+    //| With --accum K every micro-batch reduce-scatters; the clipping scalar when --clip is on.
+    //| README: lc3_zero2/README.md, "Exercise".
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
     double sync = theory_comm(ZERO_2, psi, pad, rt.world, 4) +
                   (t->a.accum - 1) * theory_gather(4.0 * pad, rt.world);
     return sync + (t->a.clip > 0 ? theory_all_reduce(8.0, rt.world) : 0.0);
+    // STUB: (void)t;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 
 void report(Trainer *t) {

@@ -229,18 +229,37 @@ void gather_launch(Trainer *t, int l) {
 // With --prefetch 1 the gather of layer `next` is launched first, so it runs on
 // the comm thread while layer l computes.
 float *gather_params(Trainer *t, int l, int next) {
+    // EXERCISE lc4.1: layer l's full params, gathered before use, with the next layer's prefetched
+    //| t->gathered[l] is layer l's full params while gathered (NULL when not), and
+    //| t->gather_req[l] its all-gather's request (-1 once waited for). If layer l
+    //| is not gathered, launch its gather (gather_launch); with --prefetch 1
+    //| (t->a.prefetch) launch layer `next`'s too, if it is a layer and not gathered,
+    //| before waiting; then wait for l's (comm_wait_timed(req, &t->ag): the report
+    //| prints the overlap) and return its buffer. A layer still gathered (the last
+    //| one, kept from forward for backward) is not gathered again.
+    //| README: lc4_zero3/README.md, "Exercise".
     if (!t->gathered[l]) gather_launch(t, l);
     if (t->a.prefetch && next >= 0 && next < t->model.nlayers && !t->gathered[next])
         gather_launch(t, next);
     if (t->gather_req[l] >= 0) comm_wait_timed(t->gather_req[l], &t->ag);
     t->gather_req[l] = -1;
     return t->gathered[l];
+    // STUB: (void)next;  // a buffer of zeros: the layer computes with no weights
+    // STUB: if (!t->gathered[l]) t->gathered[l] = mem_alloc(MEM_COMM_BUFFERS, t->model.layer[l].pad * sizeof(float));
+    // STUB: return t->gathered[l];
+    // END EXERCISE
 }
 
 // The layer has run: its full params go back to mem.
 void gather_free(Trainer *t, int l) {
+    // EXERCISE lc4.2: layer l has run: its full params go back to mem
+    //| Free the buffer, and say the layer is no longer gathered, so the next use
+    //| gathers it again (after the step the slices have changed).
+    //| README: lc4_zero3/README.md, "Exercise".
     mem_free(t->gathered[l]);
     t->gathered[l] = NULL;
+    // STUB: (void)t, (void)l;
+    // END EXERCISE
 }
 
 // ----------------------------------------------------------------------------
@@ -483,18 +502,31 @@ void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 1, next_symbol
 
 // The model state this stage keeps per rank, in bytes: 16Ψ_pad/N.
 double model_state_formula(const Model *m) {
+    // EXERCISE lc4.3: the stage's formulas: its model state (here) and traffic (comm_theory)
+    //| Ψ = m->numel, Ψ_pad = m->shard_numel x N; common/theory.h.
+    //| README: lc4_zero3/README.md, "Exercise".
     return theory_model_state(ZERO_3, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
+    // STUB: (void)m;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 // Bytes each rank sends per step under the ring model: per micro-batch, the
 // all-gathers of forward (every layer) and backward (all but the last layer)
 // and a reduce-scatter of the gradients: ZeRO-3's 3(N-1)/N x 4Ψ_pad less the
 // last layer's second gather; with clipping one all-reduce of a double.
 double comm_theory(const Trainer *t) {
+    // EXERCISE lc4.3: the bytes each rank sends per step, in the ring model
+    //| Per micro-batch the gathers of forward and backward and the reduce-scatter;
+    //| the last layer is gathered once; the clipping scalar when --clip is on.
+    //| README: lc4_zero3/README.md, "Exercise".
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
     double last = 4.0 * (double)m->layer[m->nlayers - 1].pad;
     double micro = theory_comm(ZERO_3, psi, pad, rt.world, 4) - theory_gather(last, rt.world);
     return t->a.accum * micro + (t->a.clip > 0 ? theory_all_reduce(8.0, rt.world) : 0.0);
+    // STUB: (void)t;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 
 void report(Trainer *t) {

@@ -408,6 +408,11 @@ void scaler_init(Scaler *s, const Args *a) {
 // After each step: an overflow halves a dynamic scale (never below 1); window
 // clean steps in a row double it.
 void scaler_update(Scaler *s, int overflow) {
+    // EXERCISE lc5.4: the dynamic loss scale's rule, after each step
+    //| An overflow counts a skipped step and breaks the run of clean steps; a
+    //| dynamic scale then halves, but never below 1. s->window clean steps in a row
+    //| double a dynamic scale and start a new run. A static scale never moves.
+    //| README: lc5_mixed_precision/README.md, "Exercise".
     if (overflow) {
         s->skipped++;
         s->clean = 0;
@@ -416,22 +421,40 @@ void scaler_update(Scaler *s, int overflow) {
         s->scale *= 2.0f;
         s->clean = 0;
     }
+    // STUB: (void)s, (void)overflow;
+    // END EXERCISE
 }
 
 // 1 on every rank if no rank's gradient slices hold an inf or NaN.
 int grads_finite(Model *m) {
+    // EXERCISE lc5.3: did any rank's gradient overflow? (here), and the step skipped if so (optimizer_step)
+    //| Each rank sees only its own slices (all_finite_dt); every rank must reach the
+    //| same answer, or the ranks that step and those that skip would hold different
+    //| models from then on. One int is enough to agree on it.
+    //| README: lc5_mixed_precision/README.md, "Exercise".
     int finite = all_finite_dt(m->grads, m->dt, m->shard_numel);
     comm_all_reduce(&finite, 1, DT_I32, OP_MIN);
     return finite;
+    // STUB: (void)m;
+    // STUB: return 1;
+    // END EXERCISE
 }
 
 // This rank's gradient slice of layer l in fp32, divided by the loss scale.
 float *unscaled_grads(Trainer *t, int l) {
+    // EXERCISE lc5.2: this rank's gradient slice of layer l, in fp32, with the loss scale taken out
+    //| m->grads holds the slices in dt (layer l's at L->soff; dtype_at finds it),
+    //| computed from the loss times t->scaler.scale. Widen own_numel(L) of them into
+    //| the fp32 scratch t->acts.gs32 and undo the scale there; return the scratch.
+    //| README: lc5_mixed_precision/README.md, "Exercise".
     const Model *m = &t->model;
     const Layer *L = &m->layer[l];
     cast_to_f32(t->acts.gs32, dtype_at(m->grads, m->dt, L->soff), m->dt, own_numel(L));
     scale(t->acts.gs32, 1.0f / t->scaler.scale, own_numel(L));
     return t->acts.gs32;
+    // STUB: (void)l;
+    // STUB: return t->acts.gs32;
+    // END EXERCISE
 }
 
 // The global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_). Each
@@ -450,6 +473,13 @@ double grad_norm(Trainer *t) {
 // times clip; m and v exist for nothing else. The layers read the result
 // rounded to dt.
 void adam_step(Trainer *t, float clip) {
+    // EXERCISE lc5.1: one Adam step on the fp32 master, then the 16-bit params rounded from it
+    //| For each layer: this rank's gradient slice, unscaled (unscaled_grads) and
+    //| times clip; Adam on the master slice (m->master at L->soff) with m and v;
+    //| then the params the layers read, in dt, rounded once from the new master
+    //| (cast_from_f32). Not Adam on the 16-bit params: a step smaller than half of
+    //| bf16's spacing rounds away. One step count for the whole model.
+    //| README: lc5_mixed_precision/README.md, "Exercise".
     Adam *o = &t->opt;
     Model *m = &t->model;
     o->step++;
@@ -461,6 +491,8 @@ void adam_step(Trainer *t, float clip) {
                     o->step);
         cast_from_f32(dtype_at(m->params, m->dt, L->soff), m->master + L->soff, m->dt, own_numel(L));
     }
+    // STUB: (void)t, (void)clip;
+    // END EXERCISE
 }
 
 // ----------------------------------------------------------------------------
@@ -531,10 +563,18 @@ void trainer_teardown(Trainer *t) {
 // (params, master, m, v and the step count stay as they are) and a dynamic loss
 // scale halves. Returns 1 if the step was taken.
 int optimizer_step(Trainer *t) {
+    // EXERCISE lc5.3: the step, or its skip on every rank alike
+    //| With clipping, the factor is clip_factor(grad_norm(t), t->a.clip). A skipped
+    //| step leaves params, master, m, v and Adam's step count as they are; either
+    //| way the scaler learns the outcome (scaler_update).
+    //| README: lc5_mixed_precision/README.md, "Exercise".
     int finite = grads_finite(&t->model);
     if (finite) adam_step(t, t->a.clip > 0 ? clip_factor(grad_norm(t), t->a.clip) : 1.0f);
     scaler_update(&t->scaler, !finite);
     return finite;
+    // STUB: (void)t;
+    // STUB: return 0;
+    // END EXERCISE
 }
 
 // One optimizer step over global batch `step`: this rank's micro-batches, then
@@ -597,9 +637,16 @@ void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 1, next_symbol
 // The model state this stage keeps per rank, in bytes: (2 + 2 + 4 + 4 + 4)
 // Ψ_pad/N, or (4 + 4 + 4 + 4) Ψ_pad/N in fp32 where the params are the master.
 double model_state_formula(const Model *m) {
+    // EXERCISE lc5.5: the stage's formulas: its model state (here) and traffic (comm_theory)
+    //| Ψ = m->numel, Ψ_pad = m->shard_numel x N; params and grads of dtype_size(m->dt)
+    //| bytes; fp32 master, m and v; in fp32 the params are the master (no copy).
+    //| README: lc5_mixed_precision/README.md, "Exercise".
     int b = (int)dtype_size(m->dt);  // in fp32 the params are the master: k = 8, not 12
     return theory_model_state(ZERO_3, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, b,
                               m->dt == DT_F32 ? 8 : 12);
+    // STUB: (void)m;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 // Bytes each rank sends per step under the ring model: per micro-batch, the
 // all-gathers of forward (every layer) and backward (all but the last layer)
@@ -607,12 +654,19 @@ double model_state_formula(const Model *m) {
 // last layer's second gather, in dt; the overflow flag's all-reduce (an int);
 // with clipping one all-reduce of a double.
 double comm_theory(const Trainer *t) {
+    // EXERCISE lc5.5: the bytes each rank sends per step, in the ring model
+    //| lc4's collectives with elements of dtype_size(m->dt) bytes, and the
+    //| overflow flag's all-reduce every step.
+    //| README: lc5_mixed_precision/README.md, "Exercise".
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world), e = (double)dtype_size(m->dt);
     double last = e * (double)m->layer[m->nlayers - 1].pad;
     double micro = theory_comm(ZERO_3, psi, pad, rt.world, (int)e) - theory_gather(last, rt.world);
     return t->a.accum * micro + theory_all_reduce(4.0, rt.world) +
            (t->a.clip > 0 ? theory_all_reduce(8.0, rt.world) : 0.0);
+    // STUB: (void)t;
+    // STUB: return 0.0;
+    // END EXERCISE
 }
 
 void report(Trainer *t) {

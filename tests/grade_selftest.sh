@@ -3,7 +3,7 @@
 #   1. the untouched skeleton of every lecture (make exercise) scores 0 on
 #      every check, at one N: no stub passes by accident;
 #   2. the reference, graded through the same path (make solution), scores full
-#      marks on one lecture (every check of every lecture passes in make test);
+#      marks on every lecture, at one N (make test runs every check at N = 1..4);
 #   3. every known mistake of tests/mistakes/*.sed, applied to a copy of the
 #      reference file, loses the check it names, with a message that names it.
 # usage: tests/grade_selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake)
@@ -34,11 +34,13 @@ if [ -z "${SELFTEST_ONLY:-}" ]; then
     else echo "skeleton of lecture $k: all $checks checks fail, as they must"; fi
   done
 
-  # 2. The reference through the grader's own path.
-  out=$work/solution.out
-  if SOLUTION=1 LC=0 BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1; then
-    echo "solution of lecture 0: $(tail -n 1 "$out")"
-  else fail "the reference of lecture 0 does not score full marks:"; sed 's/^/    /' "$out"; fi
+  # 2. The reference through the grader's own path, every lecture at one N.
+  for k in $(tools/lectures.sh); do
+    out=$work/solution-lc$k.out
+    if SOLUTION=1 LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1; then
+      echo "the reference of lecture $k: $(tail -n 1 "$out")"
+    else fail "the reference of lecture $k does not score full marks:"; sed 's/^/    /' "$out"; fi
+  done
 fi
 
 # 3. The known mistakes.

@@ -73,6 +73,8 @@ static inline void grade_follows_lc0(const RefRun *runs, int nruns, const char *
         snprintf(text, sizeof text, "%s", extra);
         for (char *tok = strtok(text, " "); tok && argc < 80; tok = strtok(NULL, " ")) argv[argc++] = tok;
         Args a = args_of(r->name, argc, argv);
+        char run[192];  // the run's name, with its extra options if any
+        snprintf(run, sizeof run, "%.63s%s%.120s", r->name, *extra ? " " : "", extra);
         Trainer t;
         trainer_setup(&t, &a);
         double worst = 0;
@@ -81,16 +83,14 @@ static inline void grade_follows_lc0(const RefRun *runs, int nruns, const char *
             worst = fmax(worst, fabs(loss - r->loss[s]) / r->loss[s]);
         }
         CK_ALL(r->steps == a.steps, "%s: reference has %ld steps, run has %ld", r->name, r->steps, a.steps);
-        CK_ALL(worst <= loss_tol, "%s %s at N=%d: loss differs from lc0 by %.2e (relative)", r->name,
-               extra, rt.world, worst);
+        CK_ALL(worst <= loss_tol, "%s at N=%d: loss differs from lc0 by %.2e (relative)", run, rt.world, worst);
         float *p = mem_alloc(MEM_DATA, t.model.numel * sizeof(float));
         full_params(&t, p);
         double dist = distance_to_reference(&t.model, p, r->model);
         if (getenv("ZC_VERBOSE") && rt.rank == 0)
-            printf("  %s %s N=%d: loss %.2e, params %.2e\n", r->name, extra, rt.world, worst, dist);
-        CK_ALL(dist <= param_tol, "%s %s at N=%d: params differ from lc0 by %.2e (relative L2)",
-               r->name, extra, rt.world, dist);
-        CK_ALL(replicas_agree(p, t.model.numel), "%s %s: ranks ended with different models", r->name, extra);
+            printf("  %s N=%d: loss %.2e, params %.2e\n", run, rt.world, worst, dist);
+        CK_ALL(dist <= param_tol, "%s at N=%d: params differ from lc0 by %.2e (relative L2)", run, rt.world, dist);
+        CK_ALL(replicas_agree(p, t.model.numel), "%s: ranks ended with different models", run);
         mem_free(p);
         trainer_teardown(&t);
     }

@@ -13,6 +13,8 @@ static inline double ref_loss_grad(const Model *m, const double *p, const uint8_
                                    int rows, int B, double *grad) {
     enum { W = 128 };
     double act[MAX_LAYERS + 1][W], d[W], dn[W], loss = 0;
+    for (int l = 0; l < m->nlayers; l++)
+        if (m->layer[l].in > W || m->layer[l].out > W) fatal("ref_loss_grad: layer %d is wider than %d", l, W);
     for (size_t i = 0; i < m->numel && grad; i++) grad[i] = 0;
     for (int r = 0; r < rows; r++) {
         for (int i = 0; i < m->layer[0].in; i++) act[0][i] = 0;

@@ -9,6 +9,7 @@
 
 #include "../lc3_zero2/zero2.c"
 #include "grading.h"
+#include "ref_model.h"
 #include "sharding.h"
 
 // As for lc1 and lc2: reordered float sums measured below 3e-7 (params) and
@@ -47,6 +48,139 @@ END_TEST
 
 START_TEST(test_follows_lc0_hand_written_collectives) {
     grade_follows_lc0_hand_written(runs, nruns, "", LOSS_TOL, PARAM_TOL);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// the exercises one at a time
+
+// The relative L2 distance over all ranks of this rank's gradient slices from
+// the same elements of a full gradient in double.
+static double slices_from(const Model *m, const double *full) {
+    double d[2] = { 0, 0 };
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        for (size_t i = 0; i < own_real(L); i++) {
+            double want = full[L->off + (size_t)rt.rank * L->shard + i], got = m->grads[L->soff + i];
+            d[0] += (got - want) * (got - want);
+            d[1] += want * want;
+        }
+    }
+    comm_metric_sum(d, 2);
+    return sqrt(d[0] / (d[1] + 1e-300));
+}
+
+START_TEST(test_slices_hold_global_sum) {
+    // Three micro-batches, one layer per bucket and all layers in one: after the
+    // last reduce-scatter each slice holds the gradient of the whole global batch.
+    const char *buckets[] = { "0", "1" };
+    for (int y = 0; y < 2; y++) {
+        char *argv[] = { "t", "--context", "3", "--hidden", "40", "--layers", "2", "--batch", "252", "--accum", "3",
+                         "--bucket-mb", (char *)buckets[y], "--sample", "0", "--log-every", "0" };
+        Trainer t;
+        setup_from(&t, "slices run", 17, argv);
+        Model *m = &t.model;
+        int B = t.a.batch, per = B / rt.world, rows = t.acts.rows, K = t.a.accum;
+        zero_grad(m);
+        for (int k = 0; k < K; k++) {
+            data_batch(&t.data, 0, B, rt.rank * per + k * rows, rows, t.acts.ctx, t.acts.targets);
+            forward_backward(&t, B);
+        }
+        reduce_scatter_wait(&t);
+        double *p = mem_alloc(MEM_DATA, m->numel * sizeof(double)), *g = mem_alloc(MEM_DATA, m->numel * sizeof(double));
+        double *part = mem_alloc(MEM_DATA, m->numel * sizeof(double));
+        for (size_t i = 0; i < m->numel; i++) p[i] = m->params[i];
+        ref_grad_of(&t, p, 0, B, 0, B, g);  // every example of the batch
+        double dist = slices_from(m, g);
+        double nans = 0;
+        for (size_t i = 0; i < m->shard_numel; i++) nans += isnan(m->grads[i]);
+        comm_metric_max(&nans, 1);
+        const char *why = "compare with the instructions of lc3.1";
+        if (nans > 0) why = "there are NaNs in them: the reduce-scatter read a buffer that was freed before it "
+                            "completed (free it only after the wait; make grade fills freed memory with NaN)";
+        else if (dist > 1e-5) {
+            // What only the last micro-batch, or this rank's own examples, would give.
+            for (size_t i = 0; i < m->numel; i++) g[i] = 0;
+            for (int r = 0; r < rt.world; r++) {
+                ref_grad_of(&t, p, 0, B, r * per + (K - 1) * rows, rows, part);
+                for (size_t i = 0; i < m->numel; i++) g[i] += part[i];
+            }
+            double last = slices_from(m, g);
+            ref_grad_of(&t, p, 0, B, rt.rank * per, per, part);
+            double own = slices_from(m, part);
+            double zero = 0;
+            for (size_t i = 0; i < m->shard_numel; i++) zero += fabsf(m->grads[i]);
+            comm_metric_sum(&zero, 1);
+            why = zero == 0 ? "they are all zero: no reduce-scatter reached them" :
+                  last <= 1e-5 ? "only the last micro-batch is in them: the reduce-scatter overwrites the slices, so "
+                                 "add what they held into your own part before launching" :
+                  rt.world > 1 && own <= 1e-5 ? "they hold this rank's own gradient: nothing was summed over ranks" :
+                  why;
+        }
+        ck_all_msg(nans == 0 && dist <= 1e-5, "after backward with accum 3 (bucket-mb %s) and the last wait, the "
+                   "gradient slices are %.3g (relative L2) from the gradient of the whole global batch: %s",
+                   buckets[y], dist, why);
+        mem_free(p);
+        mem_free(g);
+        mem_free(part);
+        trainer_teardown(&t);
+    }
+}
+END_TEST
+
+START_TEST(test_launch_does_not_wait) {
+    // The comm thread is kept busy by a large all-reduce; a reduce-scatter
+    // launched behind it cannot be complete when the launch returns, unless the
+    // launch waited for it.
+    Trainer t;
+    setup(&t, "launch", "64", "3", "252", "1", "0", "0");
+    Model *m = &t.model;
+    int top = m->nlayers - 1;
+    float *g = mem_alloc(MEM_GRADS, m->layer[top].pad * sizeof(float));
+    size_t big_n = (size_t)8 << 20;
+    float *big = mem_alloc(MEM_COMM_BUFFERS, big_n * sizeof(float));
+    comm_barrier();
+    CommReq first = comm_all_reduce_async(big, big_n, DT_F32, OP_SUM);
+    zero_grad(m);
+    grads_ready(&t, top, g);  // the top layer's bucket is complete: its reduce-scatter is launched
+    int busy = !comm_test(first), launched = t.sending != NULL;
+    comm_wait(first);
+    reduce_scatter_wait(&t);
+    ck_all_msg(launched, "after the top layer's gradient was ready, no reduce-scatter was in flight (t->sending "
+               "is empty): launch it, and remember it in t->sending");
+    ck_all_msg(busy, "the launch returned only after the collectives before it had completed: it waited. Launch "
+               "with comm_reduce_scatter_async and wait only in reduce_scatter_wait, so backward goes on meanwhile");
+    mem_free(big);
+    trainer_teardown(&t);
+}
+END_TEST
+
+START_TEST(test_formulas) {
+    const char *sizes[][2] = { { "64", "3" }, { "37", "2" } };
+    for (int z = 0; z < 2; z++)
+        for (int accum = 1; accum <= 3; accum += 2)
+            for (int c = 0; c < 2; c++) {
+                Trainer t;
+                MemStats before = mem_stats();
+                setup(&t, "formula", sizes[z][0], sizes[z][1], "252", accum == 1 ? "1" : "3", c ? "0.5" : "0", "0");
+                MemStats s = mem_stats();
+                double psi = (double)t.model.numel, pad = (double)padded_numel(&t.model), N = rt.world;
+                double cat[MEM_NCAT];
+                for (int k = 0; k < MEM_NCAT; k++) cat[k] = (double)(s.cur[k] - before.cur[k]);
+                ck_all_msg(cat[MEM_PARAMS] == 4 * psi && cat[MEM_GRADS] == 4 * pad / N && cat[MEM_ADAM_M] == 4 * pad / N &&
+                           cat[MEM_ADAM_V] == 4 * pad / N, "mem holds params %.0f, grads %.0f, adam_m %.0f, adam_v "
+                           "%.0f bytes; want 4Ψ, then 4Ψ_pad/N each (Ψ = %.0f, Ψ_pad = %.0f, N = %d)", cat[MEM_PARAMS],
+                           cat[MEM_GRADS], cat[MEM_ADAM_M], cat[MEM_ADAM_V], psi, pad, rt.world);
+                double state = 4 * psi + 12 * pad / N;
+                ck_all_msg(model_state_formula(&t.model) == state, "model_state_formula says %.0f bytes; this stage "
+                           "keeps 4Ψ + 12Ψ_pad/N = %.0f (Ψ = %.0f, Ψ_pad = %.0f, N = %d)",
+                           model_state_formula(&t.model), state, psi, pad, rt.world);
+                double f = (N - 1) / N, traffic = accum * f * 4 * pad + f * 4 * pad + (c ? 2 * f * 8 : 0);
+                ck_all_msg(fabs(comm_theory(&t) - traffic) <= 1e-9 * traffic + 1e-9, "comm_theory says %.1f bytes per "
+                           "step (accum %d, clip %s, N = %d); the ring model gives %.1f", comm_theory(&t), accum,
+                           c ? "on" : "off", rt.world, traffic);
+                trainer_teardown(&t);
+            }
 }
 END_TEST
 
@@ -160,12 +294,15 @@ START_TEST(test_full_grad_freed_when_reduced) {
     // Backward ended with layer 0's reduce-scatter launched: its full gradient
     // is all that is left, whether or not the comm thread has finished it.
     Bucket *last = t.sending;
-    CK_ALL(last && last->lo == 0 && mem_stats().cur[MEM_GRADS] == slices + 4 * padded(&m->layer[0]),
-           "after backward: grads hold %zu bytes, want slices + layer 0", mem_stats().cur[MEM_GRADS]);
+    ck_all_msg(last && last->lo == 0 && mem_stats().cur[MEM_GRADS] == slices + 4 * padded(&m->layer[0]),
+               "right after backward, grads hold %zu bytes; want the slices (%llu) and layer 0's full gradient "
+               "(%llu), whose reduce-scatter is the one still in flight: each other layer's full gradient is "
+               "freed once its reduce-scatter is done", mem_stats().cur[MEM_GRADS], (unsigned long long)slices,
+               (unsigned long long)(4 * padded(&m->layer[0])));
     reduce_scatter_wait(&t);
-    CK_ALL(comm_test(last->req) && mem_stats().cur[MEM_GRADS] == slices && t.sending == NULL,
-           "after the reduce-scatter: grads hold %zu bytes, want the slices %llu",
-           mem_stats().cur[MEM_GRADS], (unsigned long long)slices);
+    ck_all_msg(comm_test(last->req) && mem_stats().cur[MEM_GRADS] == slices && t.sending == NULL,
+               "after reduce_scatter_wait, grads hold %zu bytes; want the slices alone (%llu), and nothing in flight",
+               mem_stats().cur[MEM_GRADS], (unsigned long long)slices);
     trainer_teardown(&t);
 }
 END_TEST
@@ -183,8 +320,11 @@ START_TEST(test_reduce_scatter_overlaps_backward) {
     if (rt.rank == 0 && getenv("ZC_VERBOSE"))
         printf("  reduce-scatter %.3f ms, %.3f ms of it under compute (summed over ranks)\n",
                1e3 * total[0], 1e3 * hidden[0]);
-    CK_ALL(hidden[0] > 0 && hidden[0] <= total[0],
-           "no reduce-scatter ran during backward (%.3g s of %.3g s)", hidden[0], total[0]);
+    ck_all_msg(total[0] > 0, "no reduce-scatter time was measured: wait with comm_wait_timed(req, &t->rs), which "
+               "also measures the overlap");
+    ck_all_msg(hidden[0] > 0 && hidden[0] <= total[0], "no reduce-scatter ran while backward computed (%.3g s of "
+               "%.3g s): launch each as its layer's gradient is ready, wait only when the next is launched",
+               hidden[0], total[0]);
     trainer_teardown(&t);
 }
 END_TEST
@@ -199,13 +339,16 @@ END_TEST
 
 static int checks(Graded *g) {
     int n = 0;
-    g[n++] = (Graded){ "follows-lc0", 0, "", "follows-lc0", test_follows_lc0 };
-    g[n++] = (Graded){ "follows-lc0-bucketed", 0, "", "follows-lc0-bucketed", test_follows_lc0_bucketed };
-    g[n++] = (Graded){ "model-state-and-comm-exact", 0, "", "model-state-and-comm-exact", test_model_state_and_comm_exact };
+    g[n++] = (Graded){ "lc3.1a", 10, "1 2 3 4", "the slices after backward: the whole batch's gradient, accum 3", test_slices_hold_global_sum };
+    g[n++] = (Graded){ "lc3.1b", 5, "2 3 4", "the launch returns at once: backward goes on meanwhile", test_launch_does_not_wait };
+    g[n++] = (Graded){ "lc3.1c", 5, "2 3 4", "the reduce-scatters run while backward computes", test_reduce_scatter_overlaps_backward };
+    g[n++] = (Graded){ "lc3.2a", 10, "1 2 3 4", "a full gradient lives until its reduce-scatter is done, no longer", test_full_grad_freed_when_reduced };
+    g[n++] = (Graded){ "lc3.2b", 5, "1 2 3 4", "the grads' peak: the slices and two layers, not 4Ψ", test_grads_peak };
+    g[n++] = (Graded){ "lc3.3a", 5, "1 2 3 4", "the formulas: 4Ψ + 12Ψ_pad/N, and the traffic", test_formulas };
+    g[n++] = (Graded){ "lc3.3b", 5, "1 2 3 4", "memory and bytes exact, every shape, bucket and accum", test_model_state_and_comm_exact };
+    g[n++] = (Graded){ "lc3.0a", 10, "1 2 3 4", "the whole stage: lc0's losses and model", test_follows_lc0 };
+    g[n++] = (Graded){ "lc3.0b", 5, "1 2 3 4", "the same with buckets of several layers", test_follows_lc0_bucketed };
     g[n++] = (Graded){ "buckets-plan", 0, "", "buckets-plan", test_buckets_plan };
-    g[n++] = (Graded){ "grads-peak", 0, "", "grads-peak", test_grads_peak };
-    g[n++] = (Graded){ "full-grad-freed-when-reduced", 0, "", "full-grad-freed-when-reduced", test_full_grad_freed_when_reduced };
-    g[n++] = (Graded){ "reduce-scatter-overlaps-backward", 0, "", "reduce-scatter-overlaps-backward", test_reduce_scatter_overlaps_backward };
     g[n++] = (Graded){ "follows-lc0-hand-written-collectives", 0, "", "follows-lc0-hand-written-collectives", test_follows_lc0_hand_written_collectives };
     g[n++] = (Graded){ "no-leaks", 0, "", "no-leaks", test_no_leaks };
     return n;
