@@ -36,7 +36,7 @@ cat <<MSG
 
 Each stub says what to write and prints "exercise lc$K.N not done yet" when it
 runs, so the stage still builds and runs. Read $readme ("Exercise"), then:
-  make grade LC=$K                    grade your files (each check at N = 1..4)
+  make grade LC=$K                    grade your files (each check at each of its N)
   make grade LC=$K CHECK=lc$K.1a N=3   one check, at one N
   make diff-mine LC=$K                your code against the reference
   make solution LC=$K                 the reference, graded the same way
