@@ -30,7 +30,7 @@ for f in $files; do
 done
 echo
 echo "the exercises:"
-grep -h "// EXERCISE lc$K\." $files | sed 's|^[ \t]*// EXERCISE |  |' | sort -V | awk -F: '!seen[$1]++'
+grep -h "// EXERCISE lc$K\." $files | sed 's|^[ \t]*// EXERCISE |  |' | awk -F: '!seen[$1]++' | sort -s -V -t: -k1,1
 readme=$(ls -d lc"$K"_*/ | head -n 1)README.md
 cat <<MSG
 
