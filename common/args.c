@@ -81,6 +81,7 @@ static void describe_range(const Opt *o, char *buf, size_t len) {
 
 int args_has_word(const char *list, const char *w) {
     size_t n = strlen(w);
+    if (n == 0 || strpbrk(w, " \t\n\r\v\f")) return 0;  // one whole word, or none
     for (const char *p = list; (p = strstr(p, w)) != NULL; p += n)
         if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
     return 0;
@@ -99,6 +100,7 @@ static int set_value(Args *a, const Opt *o, const char *v, char *err, size_t len
     describe_range(o, range, sizeof range);
     void *field = (char *)a + o->offset;
     double x;
+    if (*v == '\0') return fail(err, len, "--%s: empty value (expected %s)", o->name, range);
     if (o->type == T_CHOICE_OR_NUM) {
         if (!args_has_word(o->choices, v) && !in_range(o, v, &x))
             return fail(err, len, "--%s %s: expected %s", o->name, v, range);
@@ -106,7 +108,6 @@ static int set_value(Args *a, const Opt *o, const char *v, char *err, size_t len
         return ARGS_OK;
     }
     if (o->type == T_STR || o->type == T_CHOICE) {
-        if (*v == '\0') return fail(err, len, "--%s: empty value (expected %s)", o->name, range);
         if (o->type == T_CHOICE && !args_has_word(o->choices, v))
             return fail(err, len, "--%s %s: expected %s", o->name, v, range);
         *(const char **)field = v;
@@ -169,6 +170,31 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
         return fail(err, errlen, "--batch %d: must be divisible by ranks x accum = %d x %d",
                     a->batch, world, a->accum);
     return ARGS_OK;
+}
+
+// FNV-1a, 64 bits, over n bytes, continuing from h.
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t args_fingerprint(const Args *a) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < NOPTS; i++) {
+        const void *field = (const char *)a + opts[i].offset;
+        switch (opts[i].type) {
+        case T_INT: h = fnv(h, field, sizeof(int)); break;
+        case T_LONG: h = fnv(h, field, sizeof(long)); break;
+        case T_U64: h = fnv(h, field, sizeof(uint64_t)); break;
+        case T_FLOAT: h = fnv(h, field, sizeof(float)); break;
+        default: {  // strings by their text; an absent one differs from every text
+            const char *v = *(const char *const *)field;
+            h = v ? fnv(h, v, strlen(v) + 1) : fnv(h, "\xff", 1);
+        }
+        }
+    }
+    return h;
 }
 
 void args_help(const char *prog, const char *accepted) {

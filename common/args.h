@@ -23,8 +23,12 @@ enum { ARGS_OK, ARGS_HELP, ARGS_ERROR };
 // Returns ARGS_OK, ARGS_HELP (--help seen) or ARGS_ERROR with a one-line reason in err.
 int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
                char *err, size_t errlen);
-// 1 if w is one of the space-separated words of list.
+// 1 if w is one of the space-separated words of list (an empty w, or one with
+// white space in it, is none of them).
 int args_has_word(const char *list, const char *w);
+// A hash of every setting in a (the values, not how they were spelled): ranks
+// that must run with the same options compare it.
+uint64_t args_fingerprint(const Args *a);
 // Prints the accepted options with their defaults and ranges.
 void args_help(const char *prog, const char *accepted);
 

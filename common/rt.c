@@ -75,15 +75,35 @@ void rt_finalize(void) {
 // ----------------------------------------------------------------------------
 // the command line and the run's files
 
+// The lowest rank whose x differs from rank 0's, or rt.world if none does.
+static int first_differing(uint64_t x) {
+    uint64_t x0 = x;
+    comm_broadcast(&x0, 1, DT_F64, 0);  // 8 bytes, moved as they are
+    int first = x == x0 ? rt.world : rt.rank;
+    comm_agree_min(&first);
+    return first;
+}
+
 void rt_args(Args *a, int argc, char **argv, const char *accepted) {
     char err[512];
     int r = args_parse(a, argc, argv, accepted, rt.world, err, sizeof err);
+    // Every rank must run with the same options: an MPMD launch, a wrapper
+    // script or an environment per rank can give them different command lines,
+    // and a rank that stopped alone would leave the others in a collective.
+    agree_input(r == ARGS_ERROR ? err : NULL);
+    int differs = first_differing((uint64_t)r);
+    if (differs < rt.world)
+        usage_error("--help was given to some ranks only (rank %d's command line %s it)", differs,
+                    r == ARGS_HELP ? "lacks" : "has");
     if (r == ARGS_HELP) {
         if (rt.rank == 0) args_help(rt.prog, accepted);
         rt_finalize();
         exit(0);
     }
-    if (r == ARGS_ERROR) usage_error("%s", err);
+    differs = first_differing(args_fingerprint(a));
+    if (differs < rt.world)
+        usage_error("the ranks were started with different options (rank %d's differ from rank 0's): every rank "
+                    "must get the same command line", differs);
     rt_use_device(a->device);
 }
 

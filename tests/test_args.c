@@ -85,6 +85,13 @@ START_TEST(test_bad_input) {
         { { "--batch", "12", "--accum", "5" }, 1, ALL, "must be divisible" },
         { { "stray" }, 1, ALL, "unexpected argument 'stray'" },
         { { "--data=" }, 1, ALL, "--data: empty value" },
+        { { "--loss-scale", "" }, 1, ALL, "--loss-scale: empty value" },
+        { { "--loss-scale=" }, 1, ALL, "--loss-scale: empty value" },
+        { { "--comm", "" }, 1, ALL, "--comm: empty value" },
+        { { "--comm", "mpi ring" }, 1, ALL, "--comm mpi ring: expected one of" },
+        { { "--dtype", "bf16 fp16" }, 1, ALL, "--dtype bf16 fp16" },
+        { { "--loss-scale", "dynamic none" }, 1, ALL, "--loss-scale dynamic none" },
+        { { "--grad-sync", "allreduce " }, 1, ALL, "--grad-sync allreduce " },
 #ifndef ZC_CUDA
         { { "--device", "cuda" }, 1, ALL, "--device cuda: this build has no CUDA" },
 #endif
@@ -105,11 +112,33 @@ START_TEST(test_bad_input) {
 }
 END_TEST
 
+START_TEST(test_words_and_fingerprint) {
+    ck_assert(args_has_word("a bb c", "bb"));
+    ck_assert(!args_has_word("a bb c", "b"));
+    ck_assert(!args_has_word("a bb c", ""));         // would loop forever on strstr("")
+    ck_assert(!args_has_word("a bb c", "a bb"));     // two words are not one
+    ck_assert(!args_has_word("a bb c", "bb\t"));
+    // The fingerprint follows the values, not their spelling.
+    Args x, y;
+    char err[512];
+    ck_assert_int_eq(parse(&x, 1, err, ALL, "--lr", "0.003", NULL), ARGS_OK);
+    ck_assert_int_eq(parse(&y, 1, err, ALL, NULL), ARGS_OK);
+    ck_assert_uint_eq(args_fingerprint(&x), args_fingerprint(&y));
+    ck_assert_int_eq(parse(&y, 1, err, ALL, "--lr", "0.01", NULL), ARGS_OK);
+    ck_assert_uint_ne(args_fingerprint(&x), args_fingerprint(&y));
+    ck_assert_int_eq(parse(&y, 1, err, ALL, "--init", "m.st", NULL), ARGS_OK);
+    ck_assert_uint_ne(args_fingerprint(&x), args_fingerprint(&y));
+    ck_assert_int_eq(parse(&x, 1, err, ALL, "--init", "n.st", NULL), ARGS_OK);
+    ck_assert_uint_ne(args_fingerprint(&x), args_fingerprint(&y));
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("args");
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, test_defaults_and_values);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_words_and_fingerprint);
     suite_add_tcase(s, tc);
     return s;
 }

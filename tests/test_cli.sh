@@ -61,6 +61,17 @@ expect 2 2 "--dtype fp8: expected one of: bf16 fp16 fp32" "$BUILD/bin/lc5_mixed_
 expect 2 2 "--loss-scale 0: expected one of: auto dynamic none, or a number" "$BUILD/bin/lc5_mixed_precision" --loss-scale 0
 expect 2 2 "option --dtype is not used by this stage" "$BUILD/bin/lc4_zero3" --dtype bf16
 
+# A command line per rank (MPMD launch, wrapper script, environment): every rank
+# stops together with one line, exit 2, never a hang or a run with mixed options.
+expect 3 2 "unknown option '--bogus'" env ZC_RANK1_ARGS="--bogus 1" tests/per_rank.sh "$BUILD/bin/lc1_distributed_adam" $small
+expect 3 2 "--help was given to some ranks only" env ZC_RANK2_ARGS="--help" tests/per_rank.sh "$BUILD/bin/lc2_zero1" $small
+expect 2 2 "--help was given to some ranks only" env ZC_RANK0_ARGS="--help" tests/per_rank.sh "$BUILD/bin/lc4_zero3" $small
+expect 2 2 "the ranks were started with different options (rank 1's" \
+  env ZC_RANK1_ARGS="--lr 0.01" tests/per_rank.sh "$BUILD/bin/lc3_zero2" $small
+expect 3 2 "different options (rank 2's" env ZC_RANK2_ARGS="--dtype fp16" tests/per_rank.sh "$BUILD/bin/lc5_mixed_precision" $small
+expect 2 2 "--loss-scale: empty value" "$BUILD/bin/lc5_mixed_precision" $small --loss-scale ''
+expect 2 2 "--comm mpi ring: expected one of" "$BUILD/bin/lc2_zero1" $small --comm "mpi ring"
+
 # A runtime failure on one rank: all ranks end (no hang), non-zero, with the reason.
 timeout 60 tools/launch 3 "$BUILD/test/abort_one_rank" >"$tmp/out" 2>"$tmp/err"
 rc=$?
