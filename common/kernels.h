@@ -24,7 +24,7 @@ void matmul(float *C, const float *A, const float *B, int M, int N, int K,
             int ta, int tb, float beta);
 // Y[r,c] += b[c] for every row.
 void bias_add(float *Y, const float *b, int rows, int cols);
-// db[c] += sum over rows of dY[r,c].
+// db[c] += sum over rows of dY[r,c], summed in double (one rounding to fp32).
 void bias_grad(float *db, const float *dY, int rows, int cols);
 // y = max(x, 0); y may be x.
 void relu_forward(float *y, const float *x, size_t n);

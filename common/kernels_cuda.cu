@@ -122,13 +122,14 @@ void cuda_bias_add(float *Y, const float *b, int rows, int cols) {
     CHECK_LAUNCH("bias_add");
 }
 
-// One thread per column, rows in order: the CPU's order of additions.
+// One thread per column, rows in order, summed in double: the CPU's additions,
+// so the same bits.
 __global__ void k_bias_grad(float *db, const float *dY, int rows, int cols) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= cols) return;
-    float acc = db[c];
+    double acc = db[c];
     for (int r = 0; r < rows; r++) acc += dY[(size_t)r * cols + c];
-    db[c] = acc;
+    db[c] = (float)acc;
 }
 void cuda_bias_grad(float *db, const float *dY, int rows, int cols) {
     if (cols <= 0) return;

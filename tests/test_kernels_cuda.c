@@ -99,7 +99,7 @@ START_TEST(test_matmul) {
 END_TEST
 
 START_TEST(test_bias_relu_one_hot) {
-    int shapes[][2] = { { 1, 1 }, { 7, 27 }, { 384, 256 }, { 3, 70001 } };
+    int shapes[][2] = { { 1, 1 }, { 7, 27 }, { 384, 256 }, { 3, 70001 }, { 592752, 27 } };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int rows = shapes[s][0], cols = shapes[s][1];
         size_t n = (size_t)rows * cols;
