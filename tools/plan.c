@@ -31,6 +31,13 @@ static double number(const char *flag, const char *v, double lo, double hi) {
     return x;
 }
 
+// A count: a number with no fraction (7.5e9 is one; 2.5 is not).
+static double count(const char *flag, const char *v, double lo, double hi) {
+    double x = number(flag, v, lo, hi);
+    if (x != floor(x)) usage("%s %s: expected a whole number (see --help)", flag, v);
+    return x;
+}
+
 // Ψ of the course's MLP, and Ψ_pad with each layer padded to a multiple of n.
 static void mlp_params(double hidden, double layers, double context, int n, double *psi, double *psi_pad) {
     *psi = *psi_pad = 0;
@@ -61,11 +68,11 @@ int main(int argc, char **argv) {
         }
         if (i + 1 >= argc) usage("%s: missing value%s", f, "");
         const char *v = argv[++i];
-        if (strcmp(f, "--params") == 0) psi = number(f, v, 1, 1e15);
-        else if (strcmp(f, "--hidden") == 0) hidden = number(f, v, 1, 1e7);
-        else if (strcmp(f, "--layers") == 0) layers = number(f, v, 0, 1e4);
-        else if (strcmp(f, "--context") == 0) context = number(f, v, 1, 1e4);
-        else if (strcmp(f, "--ranks") == 0) n = (int)number(f, v, 1, 1e7);
+        if (strcmp(f, "--params") == 0) psi = count(f, v, 1, 1e15);
+        else if (strcmp(f, "--hidden") == 0) hidden = count(f, v, 1, 1e7);
+        else if (strcmp(f, "--layers") == 0) layers = count(f, v, 0, 1e4);
+        else if (strcmp(f, "--context") == 0) context = count(f, v, 1, 1e4);
+        else if (strcmp(f, "--ranks") == 0) n = (int)count(f, v, 1, 1e7);
         else if (strcmp(f, "--precision") == 0) {
             if (strcmp(v, "mixed") && strcmp(v, "fp32")) usage("%s %s: expected mixed or fp32", f, v);
             mixed = strcmp(v, "mixed") == 0;
