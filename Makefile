@@ -40,7 +40,7 @@ UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
 
 # common/, floor by floor from the ground (README, "Layout"): a module calls
 # only modules listed before it (tests/test_layers.sh checks the objects).
-COMMON   = base args theory dtype rng $(CUDA_LOW) mem comm_backend comm_mpi comm_ring $(CUDA_MID) \
+COMMON   = base args theory file dtype rng $(CUDA_LOW) mem comm_backend comm_mpi comm_ring $(CUDA_MID) \
            data ckpt comm kernels_cpu rt trace report
 
 # CUDA: built whenever nvcc is found, so every machine with the toolkit compiles

@@ -52,6 +52,8 @@ static const Opt opts[] = {
     { "dtype", T_CHOICE, F(dtype), "bf16", 0, 0, "bf16 fp16 fp32", "type of params and grads (mixed precision)" },
     { "loss-scale", T_CHOICE_OR_NUM, F(loss_scale), "auto", 1, 1e9, "auto dynamic none",
       "dynamic, none or a static scale; auto: dynamic for fp16, none otherwise" },
+    { "initial-scale", T_FLOAT, F(initial_scale), "65536", 1, 16777216, NULL,
+      "where a dynamic loss scale starts (it stays within [1, 2^24])" },
     { "scale-window", T_INT, F(scale_window), "1000", 1, 1e9, NULL,
       "clean steps before a dynamic loss scale doubles" },
     { "bucket-mb", T_FLOAT, F(bucket_mb), "0", 0, 1e6, NULL,

@@ -10,28 +10,50 @@
 
 Runtime rt = { 0, 1, 0, DEV_CPU, "zero-course" };
 
-static void (*abort_hook)(void);
+static void (*abort_hook)(int status), (*cleanup_hook)(void);
 
 // ----------------------------------------------------------------------------
 // errors
 
-void base_set_abort(void (*abort_all)(void)) { abort_hook = abort_all; }
+void base_set_abort(void (*abort_all)(int status)) { abort_hook = abort_all; }
+void base_on_fatal(void (*cleanup)(void)) { cleanup_hook = cleanup; }
 
-void fatal(const char *fmt, ...) {
+static void __attribute__((noreturn)) die(int status, const char *fmt, va_list ap) {
     char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     fflush(stdout);
     fprintf(stderr, "rank %d: %s\n", rt.rank, msg);
     fflush(stderr);
-    if (abort_hook) abort_hook();
-    exit(1);
+    if (cleanup_hook) cleanup_hook();
+    if (abort_hook) abort_hook(status);
+    exit(status);
+}
+
+void fatal(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    die(1, fmt, ap);
+}
+
+void fatal_input(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    die(2, fmt, ap);
 }
 
 // ----------------------------------------------------------------------------
 // printing and time
+
+const char *human_bytes(double bytes) {
+    static char out[4][32];
+    static int next;
+    char *s = out[next++ % 4];
+    if (bytes < 1024) snprintf(s, sizeof out[0], "%.0f B", bytes);
+    else if (bytes < 1048576.0) snprintf(s, sizeof out[0], "%.1f KiB", bytes / 1024);
+    else if (bytes < 1073741824.0) snprintf(s, sizeof out[0], "%.1f MiB", bytes / 1048576.0);
+    else snprintf(s, sizeof out[0], "%.2f GiB", bytes / 1073741824.0);
+    return s;
+}
 
 void print0(const char *fmt, ...) {
     if (rt.rank != 0) return;

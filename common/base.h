@@ -20,9 +20,18 @@ extern Runtime rt;
 // A runtime failure on this rank: prints "rank R: what: why", then ends every
 // rank through the abort hook (exit 1 when none is set).
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-// How fatal ends every rank (rt_init sets MPI_Abort); NULL: this process only.
-void base_set_abort(void (*abort_all)(void));
+// Bad input that this rank alone meets where the others cannot be asked (an
+// allocation the machine cannot give): as fatal, but exit status 2.
+void fatal_input(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+// How fatal ends every rank with a status (rt_init sets MPI_Abort); NULL: this
+// process only.
+void base_set_abort(void (*abort_all)(int status));
+// What fatal does first, on this rank (file removes its half-written files).
+void base_on_fatal(void (*cleanup)(void));
 
+// bytes as people read them: "512 B", "3.2 MiB", "60.07 GiB". Valid until four
+// more calls.
+const char *human_bytes(double bytes);
 // printf on rank 0 only.
 void print0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

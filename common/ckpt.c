@@ -1,13 +1,17 @@
-// ckpt: safetensors writing and a strict, bounds-checked reader.
+// ckpt: safetensors writing and a strict, bounds-checked reader that follows
+// the reference implementation (the safetensors crate, serde_json underneath):
+// it reads what that library writes and reads, and refuses what it refuses.
 #include "ckpt.h"
 #include "mem.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_HEADER (16u << 20)
-static char reason[512];
+#define MAX_HEADER 100000000u  // the reference's limit on the JSON header
+#define MAX_DEPTH 128          // serde_json's nesting limit
+static char reason[1024];
 
 #define REFUSE(...) do { snprintf(reason, sizeof reason, __VA_ARGS__); return reason; } while (0)
 
@@ -17,20 +21,48 @@ static uint64_t numel(const CkptTensor *t) {
     return n;
 }
 
+// The reference's dtypes and their sizes; 0 for any other name.
 static size_t dtype_bytes(const char *dt) {
     static const struct { const char *name; size_t size; } known[] = {
-        { "F64", 8 }, { "F32", 4 }, { "F16", 2 }, { "BF16", 2 }, { "I64", 8 }, { "I32", 4 },
-        { "I16", 2 }, { "I8", 1 }, { "U8", 1 }, { "BOOL", 1 },
+        { "BOOL", 1 }, { "U8", 1 }, { "I8", 1 }, { "F8_E5M2", 1 }, { "F8_E4M3", 1 }, { "I16", 2 },
+        { "U16", 2 }, { "F16", 2 }, { "BF16", 2 }, { "I32", 4 }, { "U32", 4 }, { "F32", 4 },
+        { "F64", 8 }, { "I64", 8 }, { "U64", 8 },
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(known[i].name, dt) == 0) return known[i].size;
     return 0;
 }
 
+// 1 if s[0..n) is well-formed UTF-8 (no overlong forms, no surrogates).
+static int utf8_valid(const unsigned char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        if (c < 0x80) { i++; continue; }
+        int k;
+        uint32_t cp, min;
+        if ((c & 0xE0) == 0xC0) k = 1, cp = c & 0x1F, min = 0x80;
+        else if ((c & 0xF0) == 0xE0) k = 2, cp = c & 0x0F, min = 0x800;
+        else if ((c & 0xF8) == 0xF0) k = 3, cp = c & 0x07, min = 0x10000;
+        else return 0;
+        if (n - i <= (size_t)k) return 0;
+        for (int m = 1; m <= k; m++) {
+            if ((s[i + m] & 0xC0) != 0x80) return 0;
+            cp = cp << 6 | (s[i + m] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        i += (size_t)k + 1;
+    }
+    return 1;
+}
+
 // ----------------------------------------------------------------------------
-// a JSON reader for the header: only what safetensors uses, every read bounded
+// a JSON reader for the header: every read bounded, strings decoded
 
 typedef struct { const char *s, *end; int depth; } Json;
+
+// A decoded string: its first cap-1 bytes kept in buf, its length and a hash
+// of all of it (two names are compared whole however long they are).
+typedef struct { char *buf; size_t cap, len; uint64_t hash; } Str;
 
 static void ws(Json *j) {
     while (j->s < j->end && (*j->s == ' ' || *j->s == '\t' || *j->s == '\n' || *j->s == '\r')) j->s++;
@@ -42,64 +74,152 @@ static int eat(Json *j, char c) {
     return 0;
 }
 
-// A string into out (raw, escapes kept as written); 0 if malformed or too long.
-static int str(Json *j, char *out, size_t cap) {
-    if (!eat(j, '"')) return 0;
-    size_t n = 0;
-    while (j->s < j->end && *j->s != '"') {
-        if (*j->s == '\\') {
-            if (j->end - j->s < 2) return 0;
-            if (out && n + 1 < cap) out[n++] = *j->s;
-            j->s++;
-        }
-        if ((unsigned char)*j->s < 0x20) return 0;
-        if (out) {
-            if (n + 1 >= cap) return 0;
-            out[n++] = *j->s;
-        }
-        j->s++;
+static void put_byte(Str *o, unsigned char b) {
+    if (!o) return;
+    if (o->len + 1 < o->cap) o->buf[o->len] = (char)b;
+    o->len++;
+    o->hash = (o->hash ^ b) * 0x100000001b3ull;  // FNV-1a
+}
+
+static void put_code_point(Str *o, uint32_t cp) {
+    if (cp < 0x80) put_byte(o, (unsigned char)cp);
+    else if (cp < 0x800) put_byte(o, (unsigned char)(0xC0 | cp >> 6)), put_byte(o, (unsigned char)(0x80 | (cp & 0x3F)));
+    else if (cp < 0x10000) {
+        put_byte(o, (unsigned char)(0xE0 | cp >> 12));
+        put_byte(o, (unsigned char)(0x80 | (cp >> 6 & 0x3F)));
+        put_byte(o, (unsigned char)(0x80 | (cp & 0x3F)));
+    } else {
+        put_byte(o, (unsigned char)(0xF0 | cp >> 18));
+        put_byte(o, (unsigned char)(0x80 | (cp >> 12 & 0x3F)));
+        put_byte(o, (unsigned char)(0x80 | (cp >> 6 & 0x3F)));
+        put_byte(o, (unsigned char)(0x80 | (cp & 0x3F)));
     }
-    if (j->s >= j->end) return 0;
-    j->s++;
-    if (out) out[n] = '\0';
+}
+
+static int hex4(Json *j, uint32_t *v) {
+    if (j->end - j->s < 4) return 0;
+    *v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = *j->s++;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return 0;
+        *v = *v << 4 | (uint32_t)d;
+    }
     return 1;
 }
 
-static int uint(Json *j, uint64_t *v) {
-    ws(j);
-    const char *p = j->s;
-    uint64_t x = 0;
-    while (j->s < j->end && *j->s >= '0' && *j->s <= '9') {
-        unsigned dgt = (unsigned)(*j->s++ - '0');
-        if (x > (UINT64_MAX - dgt) / 10) return 0;
-        x = x * 10 + dgt;
-    }
-    *v = x;
-    return j->s > p;
+// The code point of a \u escape (after the u), a surrogate pair whole; 0 if malformed.
+static int escaped_code_point(Json *j, uint32_t *cp) {
+    if (!hex4(j, cp) || (*cp >= 0xDC00 && *cp <= 0xDFFF)) return 0;
+    if (*cp < 0xD800 || *cp > 0xDBFF) return 1;
+    uint32_t low;
+    if (j->end - j->s < 2 || j->s[0] != '\\' || j->s[1] != 'u') return 0;
+    j->s += 2;
+    if (!hex4(j, &low) || low < 0xDC00 || low > 0xDFFF) return 0;
+    *cp = 0x10000 + ((*cp - 0xD800) << 10) + (low - 0xDC00);
+    return 1;
 }
 
+// A string, decoded into out (NULL: checked and skipped); 0 if malformed.
+static int str(Json *j, Str *out) {
+    if (out) out->len = 0, out->hash = 0xcbf29ce484222325ull;
+    if (!eat(j, '"')) return 0;
+    while (j->s < j->end) {
+        unsigned char c = (unsigned char)*j->s++;
+        if (c == '"') {
+            if (out) out->buf[out->len < out->cap ? out->len : out->cap - 1] = '\0';
+            return 1;
+        }
+        if (c < 0x20) return 0;
+        if (c != '\\') { put_byte(out, c); continue; }
+        if (j->s >= j->end) return 0;
+        uint32_t cp;
+        switch (*j->s++) {
+        case '"': cp = '"'; break;
+        case '\\': cp = '\\'; break;
+        case '/': cp = '/'; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'u': if (!escaped_code_point(j, &cp)) return 0; break;
+        default: return 0;
+        }
+        put_code_point(out, cp);
+    }
+    return 0;
+}
+
+static int is_digit(const Json *j) { return j->s < j->end && *j->s >= '0' && *j->s <= '9'; }
+
+// A number as JSON writes it; *integer says whether it is a non-negative
+// integer that fits in 64 bits (then its value is in *v).
+static int number(Json *j, uint64_t *v, int *integer) {
+    ws(j);
+    int neg = j->s < j->end && *j->s == '-', whole = 1;
+    j->s += neg;
+    if (!is_digit(j)) return 0;
+    uint64_t x = 0;
+    if (*j->s == '0') j->s++;
+    else
+        while (is_digit(j)) {
+            unsigned d = (unsigned)(*j->s++ - '0');
+            if (x > (UINT64_MAX - d) / 10) whole = 0;
+            x = x * 10 + d;
+        }
+    if (j->s < j->end && *j->s == '.') {
+        j->s++, whole = 0;
+        if (!is_digit(j)) return 0;
+        while (is_digit(j)) j->s++;
+    }
+    if (j->s < j->end && (*j->s == 'e' || *j->s == 'E')) {
+        j->s++, whole = 0;
+        if (j->s < j->end && (*j->s == '+' || *j->s == '-')) j->s++;
+        if (!is_digit(j)) return 0;
+        while (is_digit(j)) j->s++;
+    }
+    *integer = whole && !neg;
+    *v = x;
+    return 1;
+}
+
+// A size: what the reference reads as usize (a non-negative integer, no fraction or exponent).
+static int uint(Json *j, uint64_t *v) {
+    int integer;
+    return number(j, v, &integer) && integer;
+}
+
+static int literal(Json *j, const char *word) {
+    size_t n = strlen(word);
+    if ((size_t)(j->end - j->s) < n || memcmp(j->s, word, n) != 0) return 0;
+    j->s += n;
+    return 1;
+}
+
+// Any JSON value, checked and skipped.
 static int skip_value(Json *j) {
     ws(j);
-    if (j->s >= j->end || ++j->depth > 32) return 0;
-    int ok = 1;
-    if (*j->s == '"') ok = str(j, NULL, 0);
+    if (j->s >= j->end || ++j->depth > MAX_DEPTH) return 0;
+    int ok;
+    if (*j->s == '"') ok = str(j, NULL);
     else if (*j->s == '{' || *j->s == '[') {
         char close = *j->s == '{' ? '}' : ']';
-        int obj = close == '}';
         j->s++;
+        ok = 1;
         if (!eat(j, close)) {
             do {
-                if (obj && !(str(j, NULL, 0) && eat(j, ':'))) return 0;
+                if (close == '}' && !(str(j, NULL) && eat(j, ':'))) return 0;
                 if (!skip_value(j)) return 0;
             } while (eat(j, ','));
             ok = eat(j, close);
         }
+    } else if (*j->s == 't' || *j->s == 'f' || *j->s == 'n') {
+        ok = literal(j, "true") || literal(j, "false") || literal(j, "null");
     } else {
-        const char *p = j->s;
-        while (j->s < j->end && (strchr("+-.eE", *j->s) || (*j->s >= '0' && *j->s <= '9') ||
-                                 (*j->s >= 'a' && *j->s <= 'z')))
-            j->s++;
-        ok = j->s > p;
+        uint64_t v;
+        int integer;
+        ok = number(j, &v, &integer);
     }
     j->depth--;
     return ok;
@@ -116,129 +236,207 @@ static int uint_array(Json *j, uint64_t *v, int cap, int *n) {
     return eat(j, ']');
 }
 
-static int tensor_entry(Json *j, CkptTensor *t) {
-    int have_dtype = 0, have_shape = 0, have_offsets = 0;
+// "__metadata__": null, or an object whose values are all strings.
+static int metadata(Json *j) {
+    ws(j);
+    if (literal(j, "null")) return 1;
     if (!eat(j, '{')) return 0;
+    if (eat(j, '}')) return 1;
     do {
-        char key[32];
-        if (!str(j, key, sizeof key) || !eat(j, ':')) return 0;
-        if (strcmp(key, "dtype") == 0) have_dtype = str(j, t->dtype, sizeof t->dtype);
-        else if (strcmp(key, "shape") == 0) {
+        if (!str(j, NULL) || !eat(j, ':') || !str(j, NULL)) return 0;
+    } while (eat(j, ','));
+    return eat(j, '}');
+}
+
+// One tensor's entry: dtype, shape and data_offsets once each, other fields
+// skipped. NULL or what is wrong with it.
+static const char *tensor_entry(Json *j, CkptTensor *t) {
+    static const char *const fields[] = { "dtype", "shape", "data_offsets" };
+    int seen[3] = { 0, 0, 0 };
+    char kb[16];
+    Str key = { kb, sizeof kb, 0, 0 }, dtype = { t->dtype, sizeof t->dtype, 0, 0 };
+    if (!eat(j, '{')) return "is not an object";
+    if (!eat(j, '}')) do {
+        if (!str(j, &key) || !eat(j, ':')) return "has a malformed field name";
+        int f = 0;
+        while (f < 3 && (key.len >= key.cap || strcmp(kb, fields[f]) != 0)) f++;
+        if (f < 3 && seen[f]++) {
+            static char twice[64];
+            snprintf(twice, sizeof twice, "has field '%s' twice", fields[f]);
+            return twice;
+        }
+        if (f == 0) {
+            if (!str(j, &dtype)) return "has a malformed dtype";
+            if (dtype.len >= dtype.cap) t->dtype[0] = '?', t->dtype[1] = '\0';  // no dtype is that long
+        } else if (f == 1) {
             uint64_t s[CKPT_MAX_DIMS];
-            if (!uint_array(j, s, CKPT_MAX_DIMS, &t->ndim)) return 0;
+            if (!uint_array(j, s, CKPT_MAX_DIMS, &t->ndim)) return "has a malformed shape (or more than " CKPT_MAX_DIMS_TEXT " dimensions)";
             for (int d = 0; d < t->ndim; d++) {
-                if (s[d] > (1ull << 40)) return 0;
+                if (s[d] > INT64_MAX) return "has a shape too large to count";
                 t->shape[d] = (int64_t)s[d];
             }
-            have_shape = 1;
-        } else if (strcmp(key, "data_offsets") == 0) {
+        } else if (f == 2) {
             uint64_t o[2];
             int n = 0;
-            if (!uint_array(j, o, 2, &n) || n != 2) return 0;
+            if (!uint_array(j, o, 2, &n) || n != 2) return "has malformed data_offsets (two sizes)";
             t->begin = o[0];
             t->end = o[1];
-            have_offsets = 1;
-        } else if (!skip_value(j)) return 0;
+        } else if (!skip_value(j)) return "has a malformed value";
     } while (eat(j, ','));
-    return eat(j, '}') && have_dtype && have_shape && have_offsets;
+    if (!eat(j, '}')) return "is not closed";
+    for (int f = 0; f < 3; f++)
+        if (!seen[f]) {
+            static char lacks[64];
+            snprintf(lacks, sizeof lacks, "lacks field '%s'", fields[f]);
+            return lacks;
+        }
+    return NULL;
 }
 
 // ----------------------------------------------------------------------------
 // reading
 
+// The tensors sorted by their byte ranges must tile the data section exactly,
+// each range as long as its shape says (the reference's rule).
+static const char *check_offsets(Ckpt *c, uint64_t data_len) {
+    int order[CKPT_MAX_TENSORS];
+    for (int k = 0; k < c->n; k++) {
+        const CkptTensor *t = &c->t[k];
+        if (t->begin > t->end || t->end > data_len)
+            REFUSE("%s: tensor '%s' lies outside the file (truncated?)", c->shown, t->name);
+        uint64_t n = 1, bytes;
+        for (int d = 0; d < t->ndim; d++)
+            if (__builtin_mul_overflow(n, (uint64_t)t->shape[d], &n))
+                REFUSE("%s: tensor '%s' has a shape too large to count", c->shown, t->name);
+        if (__builtin_mul_overflow(n, dtype_bytes(t->dtype), &bytes) || t->end - t->begin != bytes)
+            REFUSE("%s: tensor '%s' byte range does not match its shape", c->shown, t->name);
+        int i = k;  // insertion sort by (begin, end)
+        for (; i > 0 && (c->t[order[i - 1]].begin > t->begin ||
+                         (c->t[order[i - 1]].begin == t->begin && c->t[order[i - 1]].end > t->end)); i--)
+            order[i] = order[i - 1];
+        order[i] = k;
+    }
+    uint64_t at = 0;
+    for (int i = 0; i < c->n; i++) {
+        const CkptTensor *t = &c->t[order[i]];
+        if (t->begin < at)
+            REFUSE("%s: tensors '%s' and '%s' overlap", c->shown, c->t[order[i - 1]].name, t->name);
+        if (t->begin > at)
+            REFUSE("%s: the tensors do not cover the data section: bytes %llu to %llu belong to none", c->shown,
+                   (unsigned long long)at, (unsigned long long)t->begin);
+        at = t->end;
+    }
+    if (at != data_len) REFUSE("%s: data section has %llu bytes, tensors cover %llu", c->shown,
+                               (unsigned long long)data_len, (unsigned long long)at);
+    return NULL;
+}
+
 static const char *parse_header(Ckpt *c, const char *h, uint64_t len, uint64_t data_len) {
     Json j = { h, h + len, 0 };
-    if (!eat(&j, '{')) REFUSE("%s: header is not a JSON object", c->path);
+    if (!utf8_valid((const unsigned char *)h, len)) REFUSE("%s: header is not valid UTF-8", c->shown);
+    if (len == 0 || h[0] != '{') REFUSE("%s: header is not a JSON object (it must start with '{')", c->shown);
+    j.s++;
+    int have_metadata = 0;
     if (!eat(&j, '}')) {
         do {
-            char name[CKPT_MAX_NAME];
-            if (!str(&j, name, sizeof name) || !eat(&j, ':'))
-                REFUSE("%s: garbled header (bad or too long tensor name)", c->path);
-            if (strcmp(name, "__metadata__") == 0) {
-                if (!skip_value(&j)) REFUSE("%s: garbled header (__metadata__)", c->path);
+            char nb[CKPT_MAX_NAME];
+            Str name = { nb, sizeof nb, 0, 0 };
+            if (!str(&j, &name) || !eat(&j, ':')) REFUSE("%s: garbled header (a malformed tensor name)", c->shown);
+            if (name.len < name.cap && strcmp(nb, "__metadata__") == 0) {
+                if (have_metadata++) REFUSE("%s: __metadata__ appears twice", c->shown);
+                if (!metadata(&j)) REFUSE("%s: __metadata__ must be an object of strings", c->shown);
                 continue;
             }
-            if (c->n == CKPT_MAX_TENSORS) REFUSE("%s: more than %d tensors", c->path, CKPT_MAX_TENSORS);
+            if (c->n == CKPT_MAX_TENSORS) REFUSE("%s: more than %d tensors", c->shown, CKPT_MAX_TENSORS);
             CkptTensor *t = &c->t[c->n];
             memset(t, 0, sizeof *t);
-            strcpy(t->name, name);
-            if (!tensor_entry(&j, t)) REFUSE("%s: garbled header entry for tensor '%s'", c->path, name);
-            size_t esz = dtype_bytes(t->dtype);
-            if (!esz) REFUSE("%s: tensor '%s' has unknown dtype '%s'", c->path, name, t->dtype);
-            if (t->begin > t->end || t->end > data_len)
-                REFUSE("%s: tensor '%s' lies outside the file (truncated?)", c->path, name);
-            if (t->end - t->begin != numel(t) * esz)
-                REFUSE("%s: tensor '%s' byte range does not match its shape", c->path, name);
+            memcpy(t->name, nb, sizeof nb);
+            c->name_len[c->n] = name.len;
+            c->name_hash[c->n] = name.hash;
+            const char *bad = tensor_entry(&j, t);
+            if (bad) REFUSE("%s: garbled header entry for tensor '%s': it %s", c->shown, t->name, bad);
+            if (!dtype_bytes(t->dtype)) REFUSE("%s: tensor '%s' has unknown dtype '%s'", c->shown, t->name, t->dtype);
             for (int k = 0; k < c->n; k++)
-                if (strcmp(c->t[k].name, name) == 0) REFUSE("%s: tensor '%s' appears twice", c->path, name);
+                if (c->name_len[k] == name.len && c->name_hash[k] == name.hash && strcmp(c->t[k].name, nb) == 0)
+                    REFUSE("%s: tensor '%s' appears twice", c->shown, t->name);
             c->n++;
         } while (eat(&j, ','));
-        if (!eat(&j, '}')) REFUSE("%s: garbled header (expected , or })", c->path);
+        if (!eat(&j, '}')) REFUSE("%s: garbled header (expected , or })", c->shown);
     }
     ws(&j);
-    if (j.s != j.end) REFUSE("%s: garbled header (text after the JSON object)", c->path);
-    // The data section must be covered exactly: no overlaps, no holes.
-    uint64_t covered = 0;
-    for (int k = 0; k < c->n; k++) {
-        covered += c->t[k].end - c->t[k].begin;
-        for (int m = 0; m < k; m++)
-            if (c->t[k].begin < c->t[m].end && c->t[m].begin < c->t[k].end &&
-                c->t[k].end > c->t[k].begin)
-                REFUSE("%s: tensors '%s' and '%s' overlap", c->path, c->t[m].name, c->t[k].name);
+    if (j.s != j.end) REFUSE("%s: garbled header (text after the JSON object)", c->shown);
+    return check_offsets(c, data_len);
+}
+
+// The header's length, then the header itself into a buffer of mem's, parsed.
+static const char *read_header(Ckpt *c, uint64_t size) {
+    unsigned char len8[8];
+    uint64_t hlen = 0;
+    if (size < 8 || fread(len8, 1, 8, c->f) != 8) REFUSE("%s: too short to be safetensors (truncated?)", c->shown);
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | len8[i];
+    if (hlen > MAX_HEADER)
+        REFUSE("%s: header length %llu is over the format's limit of %u bytes", c->shown, (unsigned long long)hlen,
+               MAX_HEADER);
+    if (hlen < 2 || hlen > size - 8)
+        REFUSE("%s: header length %llu is impossible for a %llu-byte file", c->shown, (unsigned long long)hlen,
+               (unsigned long long)size);
+    char *header = mem_alloc_host(MEM_DATA, hlen);
+    const char *err = NULL;
+    if (fread(header, 1, hlen, c->f) != hlen) {
+        snprintf(reason, sizeof reason, "%s: cannot read header", c->shown);
+        err = reason;
+    } else {
+        c->data_start = 8 + hlen;
+        err = parse_header(c, header, hlen, size - c->data_start);
     }
-    if (covered != data_len) REFUSE("%s: data section has %llu bytes, tensors cover %llu", c->path,
-                                     (unsigned long long)data_len, (unsigned long long)covered);
-    return NULL;
+    mem_free(header);
+    return err;
 }
 
 const char *ckpt_open(Ckpt *c, const char *path) {
     memset(c, 0, sizeof *c);
     c->path = path;
+    snprintf(c->shown, sizeof c->shown, "%s", file_shown(path));
+    const char *err = file_check_input(path, "model file");  // before open: a FIFO would block it
+    if (err) return err;
     c->f = fopen(path, "rb");
-    if (!c->f) REFUSE("cannot open model file '%s': %s", path, strerror(errno));
-    unsigned char len8[8];
     struct stat sb;
-    long size = fstat(fileno(c->f), &sb) == 0 && S_ISREG(sb.st_mode) ? (long)sb.st_size : -1;
-    const char *err = NULL;
-    static char header[MAX_HEADER + 1];  // bookkeeping, not a model buffer
-    uint64_t hlen = 0;
-    if (size < 0) {
-        snprintf(reason, sizeof reason, "%s: not a regular file", path);
-        err = reason;
-    } else if (size < 8 || fread(len8, 1, 8, c->f) != 8) {
-        snprintf(reason, sizeof reason, "%s: too short to be safetensors (truncated?)", path);
-        err = reason;
-    } else {
-        for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | len8[i];
-        if (hlen < 2 || hlen > MAX_HEADER || hlen > (uint64_t)size - 8) {
-            snprintf(reason, sizeof reason, "%s: header length %llu is impossible for a %ld-byte file",
-                     path, (unsigned long long)hlen, size);
-            err = reason;
-        } else if (fread(header, 1, hlen, c->f) != hlen) {
-            snprintf(reason, sizeof reason, "%s: cannot read header", path);
-            err = reason;
-        } else {
-            c->data_start = 8 + hlen;
-            err = parse_header(c, header, hlen, (uint64_t)size - c->data_start);
-        }
+    if (!c->f || fstat(fileno(c->f), &sb) != 0) {
+        int e = errno;
+        ckpt_close(c);
+        REFUSE("cannot read model file '%s': %s", c->shown, strerror(e));
     }
+    err = read_header(c, (uint64_t)sb.st_size);
     if (err) ckpt_close(c);
     return err;
 }
 
-// fread or fwrite of count floats at buf, which may be GPU memory: that goes
-// through a host buffer, a chunk at a time. Returns the count moved.
+// fread of count floats into buf, which may be GPU memory: that goes through a
+// host buffer, a chunk at a time. Returns the count read; *bad is the index of
+// the first value that is not finite (*value), or count.
 #define CHUNK ((size_t)1 << 20)
 
-static size_t move_floats(float *buf, size_t count, FILE *f, int writing) {
-    if (!mem_is_gpu(buf)) return writing ? fwrite(buf, 4, count, f) : fread(buf, 4, count, f);
+static size_t first_nonfinite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}
+
+static size_t read_floats(float *buf, size_t count, FILE *f, size_t *bad, float *value) {
+    *bad = count;
+    if (!mem_is_gpu(buf)) {
+        size_t got = fread(buf, 4, count, f), k = first_nonfinite(buf, got);
+        if (k < got) *bad = k, *value = buf[k];
+        return got;
+    }
     float *tmp = mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * 4);
     size_t done = 0;
     while (done < count) {
         size_t n = count - done < CHUNK ? count - done : CHUNK;
-        if (writing) mem_copy(tmp, buf + done, n * 4);
-        if ((writing ? fwrite(tmp, 4, n, f) : fread(tmp, 4, n, f)) != n) break;
-        if (!writing) mem_copy(buf + done, tmp, n * 4);
+        if (fread(tmp, 4, n, f) != n) break;
+        size_t k = first_nonfinite(tmp, n);
+        if (k < n && *bad == count) *bad = done + k, *value = tmp[k];
+        mem_copy(buf + done, tmp, n * 4);
         done += n;
     }
     mem_free(tmp);
@@ -249,9 +447,9 @@ const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
                       size_t first, size_t count, float *dst) {
     const CkptTensor *t = NULL;
     for (int k = 0; k < c->n && !t; k++)
-        if (strcmp(c->t[k].name, name) == 0) t = &c->t[k];
-    if (!t) REFUSE("%s: no tensor named '%s'", c->path, name);
-    if (strcmp(t->dtype, "F32") != 0) REFUSE("%s: tensor '%s' is %s, expected F32", c->path, name, t->dtype);
+        if (c->name_len[k] < CKPT_MAX_NAME && strcmp(c->t[k].name, name) == 0) t = &c->t[k];
+    if (!t) REFUSE("%s: no tensor named '%s'", c->shown, name);
+    if (strcmp(t->dtype, "F32") != 0) REFUSE("%s: tensor '%s' is %s, expected F32", c->shown, name, t->dtype);
     int same = t->ndim == ndim;
     for (int d = 0; d < ndim && same; d++) same = t->shape[d] == shape[d];
     if (!same) {
@@ -260,13 +458,18 @@ const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
             snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? "," : "", (long long)t->shape[d]);
         for (int d = 0; d < ndim; d++)
             snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", d ? "," : "", (long long)shape[d]);
-        REFUSE("%s: tensor '%s' has shape [%s], expected [%s]", c->path, name, got, want);
+        REFUSE("%s: tensor '%s' has shape [%s], expected [%s]", c->shown, name, got, want);
     }
     if (first > numel(t) || count > numel(t) - first)
-        REFUSE("%s: read past the end of tensor '%s'", c->path, name);
+        REFUSE("%s: read past the end of tensor '%s'", c->shown, name);
+    size_t bad;
+    float value = 0;
     if (fseek(c->f, (long)(c->data_start + t->begin + first * 4), SEEK_SET) != 0 ||
-        move_floats(dst, count, c->f, 0) != count)
-        REFUSE("%s: cannot read tensor '%s'", c->path, name);
+        read_floats(dst, count, c->f, &bad, &value) != count)
+        REFUSE("%s: cannot read tensor '%s'", c->shown, name);
+    if (bad < count)  // a model is finite: training from this one would be nan from the start
+        REFUSE("%s: tensor '%s' holds %g at element %llu: the model is not finite", c->shown, name,
+               (double)value, (unsigned long long)(first + bad));
     return NULL;
 }
 
@@ -295,7 +498,7 @@ const char *ckpt_open_model(Ckpt *c, const char *path, int nlayers) {
     if (err) return err;
     if (c->n == 2 * nlayers) return NULL;
     ckpt_close(c);
-    REFUSE("%s: has %d tensors, this model has %d", path, c->n, 2 * nlayers);
+    REFUSE("%s: has %d tensors, this model has %d", c->shown, c->n, 2 * nlayers);
 }
 
 const char *ckpt_read_layer(Ckpt *c, int l, int out, int in, size_t first, size_t count,
@@ -316,17 +519,34 @@ const char *ckpt_read_layer(Ckpt *c, int l, int out, int in, size_t first, size_
 // ----------------------------------------------------------------------------
 // writing
 
+// name as a JSON string's contents: quotes, backslashes and control
+// characters escaped.
+static const char *json_escaped(const char *name) {
+    static char out[6 * CKPT_MAX_NAME];
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if (*p == '"' || *p == '\\') out[n++] = '\\', out[n++] = (char)*p;
+        else if (*p < 0x20) n += (size_t)snprintf(out + n, sizeof out - n, "\\u%04x", *p);
+        else out[n++] = (char)*p;
+    }
+    out[n] = '\0';
+    return out;
+}
+
 const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor *specs) {
-    static char header[MAX_HEADER];
+    static char header[CKPT_MAX_TENSORS * (6 * CKPT_MAX_NAME + 256)];
     size_t len = 0;
     uint64_t off = 0;
     memset(w, 0, sizeof *w);
-    w->path = path;
+    if (n > CKPT_MAX_TENSORS) REFUSE("%s: more than %d tensors", file_shown(path), CKPT_MAX_TENSORS);
     len += (size_t)snprintf(header + len, sizeof header - len, "{");
     for (int k = 0; k < n && len < sizeof header; k++) {
         uint64_t bytes = numel(&specs[k]) * 4;
+        w->t[k] = specs[k];
+        w->t[k].begin = off;
+        w->t[k].end = off + bytes;
         len += (size_t)snprintf(header + len, sizeof header - len, "\"%s\":{\"dtype\":\"F32\",\"shape\":[",
-                                specs[k].name);
+                                json_escaped(specs[k].name));
         for (int d = 0; d < specs[k].ndim && len < sizeof header; d++)
             len += (size_t)snprintf(header + len, sizeof header - len, "%s%lld", d ? "," : "",
                                     (long long)specs[k].shape[d]);
@@ -335,50 +555,82 @@ const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor
                                 (unsigned long long)(off + bytes));
         off += bytes;
     }
+    w->n = n;
     if (len < sizeof header)
         len += (size_t)snprintf(header + len, sizeof header - len,
                                 "\"__metadata__\":{\"format\":\"pt\",\"writer\":\"zero-course\"}}");
     while (len % 8 != 0 && len < sizeof header - 1) header[len++] = ' ';  // align the data
-    if (len >= sizeof header - 1) REFUSE("%s: header too large", path);
+    if (len >= sizeof header - 1) REFUSE("%s: header too large", file_shown(path));
 
-    w->f = fopen(path, "wb");
-    if (!w->f) REFUSE("cannot write model file '%s': %s", path, strerror(errno));
+    const char *err = file_begin(&w->out, path, "model file");
+    if (err) return err;
     w->left = off;
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)len >> (8 * i));
-    if (fwrite(len8, 1, 8, w->f) != 8 || fwrite(header, 1, len, w->f) != len) {
-        fclose(w->f);
-        w->f = NULL;
-        REFUSE("cannot write model file '%s': %s", path, strerror(errno));
+    if (fwrite(len8, 1, 8, w->out.f) != 8 || fwrite(header, 1, len, w->out.f) != len) {
+        int e = errno;
+        file_abandon(&w->out);
+        REFUSE("cannot write model file '%s': %s", file_shown(path), strerror(e));
+    }
+    return NULL;
+}
+
+// A reason if x[0..n) (at data byte `at` of the file) holds a value that is not
+// finite, naming the tensor and the element.
+static const char *check_finite(const CkptWriter *w, const float *x, size_t n, uint64_t at) {
+    for (size_t i = 0; i < n; i++) {
+        if (isfinite(x[i])) continue;
+        uint64_t byte = at + 4 * i;
+        int k = 0;
+        while (k + 1 < w->n && byte >= w->t[k].end) k++;
+        REFUSE("%s: %s holds %g at element %llu: the model is not finite, so it is not saved", file_shown(w->out.path),
+               w->t[k].name, (double)x[i], (unsigned long long)((byte - w->t[k].begin) / 4));
     }
     return NULL;
 }
 
 const char *ckpt_append(CkptWriter *w, const float *data, size_t count) {
-    if (!w->f) REFUSE("%s: not open for writing", w->path);
-    if ((uint64_t)count * 4 > w->left) REFUSE("%s: more data than the header declares", w->path);
-    if (move_floats((float *)data, count, w->f, 1) != count) REFUSE("cannot write model file '%s': %s", w->path, strerror(errno));
+    if (!w->out.f) REFUSE("%s: not open for writing", file_shown(w->out.path));
+    if ((uint64_t)count * 4 > w->left) REFUSE("%s: more data than the header declares", file_shown(w->out.path));
+    static const char write_failed[] = "write";
+    const char *err = NULL;
+    if (mem_is_gpu(data)) {  // through a host chunk, checked there
+        float *tmp = mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * 4);
+        for (size_t done = 0; done < count && !err; done += CHUNK) {
+            size_t k = count - done < CHUNK ? count - done : CHUNK;
+            mem_copy(tmp, data + done, k * 4);
+            err = check_finite(w, tmp, k, w->done + 4 * done);
+            if (!err && fwrite(tmp, 4, k, w->out.f) != k) err = write_failed;
+        }
+        mem_free(tmp);
+    } else {
+        err = check_finite(w, data, count, w->done);
+        if (!err && fwrite(data, 4, count, w->out.f) != count) err = write_failed;
+    }
+    if (err) {
+        int e = errno;
+        file_abandon(&w->out);
+        if (err != write_failed) return err;
+        REFUSE("cannot write model file '%s': %s", file_shown(w->out.path), strerror(e));
+    }
     w->left -= (uint64_t)count * 4;
+    w->done += (uint64_t)count * 4;
     return NULL;
 }
 
 const char *ckpt_finish(CkptWriter *w) {
-    if (!w->f) REFUSE("%s: not open for writing", w->path);
-    int ok = fclose(w->f) == 0;
-    w->f = NULL;
-    if (!ok) REFUSE("cannot write model file '%s': %s", w->path, strerror(errno));
-    if (w->left) REFUSE("%s: %llu bytes of tensor data missing", w->path, (unsigned long long)w->left);
-    return NULL;
+    if (!w->out.f) REFUSE("%s: not open for writing", file_shown(w->out.path));
+    if (w->left) {
+        file_abandon(&w->out);
+        REFUSE("%s: %llu bytes of tensor data missing", file_shown(w->out.path), (unsigned long long)w->left);
+    }
+    return file_commit(&w->out);
 }
 
 const char *ckpt_write(const char *path, int n, const CkptTensor *specs,
                        const float *const *data) {
-    CkptWriter w;
+    static CkptWriter w;  // large: the tensors' names
     const char *err = ckpt_create(&w, path, n, specs);
     for (int k = 0; k < n && !err; k++) err = ckpt_append(&w, data[k], (size_t)numel(&specs[k]));
-    if (err) {
-        if (w.f) fclose(w.f);
-        return err;
-    }
-    return ckpt_finish(&w);
+    return err ? err : ckpt_finish(&w);
 }

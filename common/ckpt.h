@@ -10,9 +10,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "file.h"
+
 #define CKPT_MAX_TENSORS 256
 #define CKPT_MAX_NAME 64
-#define CKPT_MAX_DIMS 4
+#define CKPT_MAX_DIMS 8
+#define CKPT_MAX_DIMS_TEXT "8"
 
 typedef struct {
     char name[CKPT_MAX_NAME];
@@ -25,9 +28,11 @@ typedef struct {
 typedef struct {
     FILE *f;
     const char *path;
+    char shown[200];                  // the path as messages show it
     uint64_t data_start;              // file offset of the data section
     int n;
-    CkptTensor t[CKPT_MAX_TENSORS];
+    CkptTensor t[CKPT_MAX_TENSORS];   // a name longer than CKPT_MAX_NAME - 1 is kept
+    uint64_t name_len[CKPT_MAX_TENSORS], name_hash[CKPT_MAX_TENSORS];  // cut: these tell it apart
 } Ckpt;
 
 // Opens and validates a file. Returns NULL, or a one-line reason (c is then closed).
@@ -52,19 +57,23 @@ const char *ckpt_read_layer(Ckpt *c, int l, int out, int in, size_t first, size_
                             float *dst);
 
 // A file being written tensor by tensor, so a caller never needs the whole
-// model in memory at once (ZeRO-3 gathers one layer at a time).
+// model in memory at once (ZeRO-3 gathers one layer at a time). It is written
+// atomically (file.h): the target changes only when ckpt_finish succeeds.
 typedef struct {
-    FILE *f;
-    const char *path;
+    AtomicFile out;
     uint64_t left;                    // bytes of data still expected
+    uint64_t done;                    // bytes of data written so far
+    int n;                            // the tensors, for naming a bad value
+    CkptTensor t[CKPT_MAX_TENSORS];
 } CkptWriter;
 
-// Creates an F32 safetensors file and writes the header for n tensors; their
-// data must follow, in order, through ckpt_append. Returns NULL or a reason.
 const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor *specs);
-// Appends count floats of tensor data. Returns NULL or a one-line reason.
+// Appends count floats of tensor data. Returns NULL or a one-line reason; a
+// non-finite value is one (it names the tensor and element), and any error
+// abandons the file, leaving the target as it was.
 const char *ckpt_append(CkptWriter *w, const float *data, size_t count);
-// Closes the file; a reason if any write failed or data is missing.
+// Completes the file and renames it over the target; a reason if any write
+// failed or data is missing (then the target is as it was).
 const char *ckpt_finish(CkptWriter *w);
 // Writes an F32 safetensors file: n tensors with their shapes and data, in order.
 // Returns NULL or a one-line reason.

@@ -1,5 +1,6 @@
 // data: word list -> examples -> per-epoch shuffles -> batch slices.
 #include "data.h"
+#include "file.h"
 #include "mem.h"
 #include "rng.h"
 
@@ -17,15 +18,14 @@ char data_char(int symbol) { return symbol == 0 ? '.' : (char)('a' + symbol - 1)
 static char reason[512];
 
 static const char *read_file(const char *path, char **buf, size_t *len) {
+    const char *err = file_check_input(path, "data file");  // before open: a FIFO would block it
+    if (err) return err;
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(reason, sizeof reason, "cannot read data file '%s': %s", path, strerror(errno));
-        return reason;
-    }
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        snprintf(reason, sizeof reason, "cannot read data file '%s': not a regular file", path);
+    if (!f || fstat(fileno(f), &sb) != 0) {
+        int e = errno;
+        if (f) fclose(f);
+        snprintf(reason, sizeof reason, "cannot read data file '%s': %s", file_shown(path), strerror(e));
         return reason;
     }
     size_t size = (size_t)sb.st_size;
@@ -35,7 +35,7 @@ static const char *read_file(const char *path, char **buf, size_t *len) {
     fclose(f);
     if (bad || got != size) {
         mem_free(*buf);
-        snprintf(reason, sizeof reason, "cannot read data file '%s': read error", path);
+        snprintf(reason, sizeof reason, "cannot read data file '%s': read error", file_shown(path));
         return reason;
     }
     *len = got;
@@ -80,11 +80,11 @@ const char *data_load(Data *d, const char *path, int T, uint64_t seed) {
     size_t words = for_each_word(buf, len, NULL, &n);
     if (words == 0 || n > UINT32_MAX) {
         mem_free(buf);
-        if (len == 0) snprintf(reason, sizeof reason, "data file '%s' is empty", path);
+        if (len == 0) snprintf(reason, sizeof reason, "data file '%s' is empty", file_shown(path));
         else if (words == 0)
             snprintf(reason, sizeof reason,
-                     "data file '%s' has no usable words (one lowercase a-z word per line)", path);
-        else snprintf(reason, sizeof reason, "data file '%s' has too many examples", path);
+                     "data file '%s' has no usable words (one lowercase a-z word per line)", file_shown(path));
+        else snprintf(reason, sizeof reason, "data file '%s' has too many examples", file_shown(path));
         return reason;
     }
     d->T = T;

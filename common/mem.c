@@ -13,8 +13,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-typedef enum { PLACE_HOST, PLACE_PINNED, PLACE_GPU } Place;
+// PLACE_MAPPED: a large zeroed host block taken straight from the kernel: its
+// pages are zero already and are not touched until the stage writes them, so
+// a run whose model does not fit is refused (rt_check_memory) before it pages.
+typedef enum { PLACE_HOST, PLACE_MAPPED, PLACE_PINNED, PLACE_GPU } Place;
+#define MAPPED_FROM ((size_t)32 << 20)
 typedef struct { void *p; size_t bytes; MemCat cat; Place place; } Block;
 
 static Block *blocks;          // live allocations, unordered
@@ -93,18 +98,26 @@ static void *raw_alloc(Place *place, size_t bytes, int zero) {
     if (*place == PLACE_GPU) return gpu_alloc(bytes, zero);
     if (*place == PLACE_PINNED && rt.device == DEV_CUDA) return gpu_alloc_pinned(bytes);
 #endif
+    if (zero && bytes >= MAPPED_FROM) {
+        *place = PLACE_MAPPED;
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
     *place = PLACE_HOST;
     void *p = aligned_alloc(64, bytes);
     if (p && zero) memset(p, 0, bytes);
     return p;
 }
 
-static void raw_free(void *p, Place place) {
+static void raw_free(void *p, Place place, size_t bytes) {
 #ifdef ZC_CUDA
     if (place == PLACE_GPU) { gpu_free(p); return; }
     if (place == PLACE_PINNED) { gpu_free_pinned(p); return; }
 #endif
-    (void)place;
+    if (place == PLACE_MAPPED) {
+        if (munmap(p, bytes) != 0) fatal("mem: munmap of %zu bytes failed", bytes);
+        return;
+    }
     free(p);
 }
 
@@ -113,8 +126,10 @@ static void *allocate(MemCat cat, size_t bytes, int zero, Place place) {
     size_t rounded = (bytes + 63) & ~(size_t)63;
     if (rounded < bytes) fatal("mem_alloc: %zu bytes overflows", bytes);
     void *p = raw_alloc(&place, rounded ? rounded : 64, zero);
-    if (!p) fatal("mem_alloc: out of %s memory allocating %zu bytes for %s",
-                  place == PLACE_GPU ? "GPU" : "host", bytes, cat_names[cat]);
+    if (!p)  // too large a model for this machine: bad input, though one rank sees it
+        fatal_input("cannot allocate %s of %s in %s memory (%s held already): the model does not fit; use more "
+                    "ranks, a later stage or a smaller model", human_bytes((double)bytes), cat_names[cat],
+                    place == PLACE_GPU ? "GPU" : "host", human_bytes((double)st.cur_total));
     pthread_mutex_lock(&lock);
     table_add(p, bytes, cat, place);
     count(cat, place, bytes, +1);
@@ -138,6 +153,7 @@ void mem_free(void *p) {
     Place place = blocks[i].place;
     size_t bytes = blocks[i].bytes;
     count(blocks[i].cat, place, blocks[i].bytes, -1);
+    size_t rounded = (bytes + 63) & ~(size_t)63;
     blocks[i] = blocks[--nblocks];
     if (nblocks == 0) {  // nothing live: give the table back too
         free(blocks);
@@ -149,7 +165,7 @@ void mem_free(void *p) {
         memset(p, 0xff, bytes);
         return;
     }
-    raw_free(p, place);
+    raw_free(p, place, rounded ? rounded : 64);
 }
 
 void mem_copy(void *dst, const void *src, size_t bytes) {

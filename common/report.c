@@ -3,6 +3,7 @@
 #include "report.h"
 #include "base.h"
 #include "data.h"
+#include "file.h"
 #include "kernels.h"
 #include "rng.h"
 #include "rt.h"
@@ -20,16 +21,12 @@
 // ----------------------------------------------------------------------------
 // while training
 
-void progress_start(Progress *p, const Args *a) {
+void progress_start(Progress *p, const Args *a, FindNonFinite find, void *trainer) {
     memset(p, 0, sizeof *p);
     p->a = a;
-    static char reason[512];
-    const char *err = NULL;
-    if (a->loss_log && rt.rank == 0 && !(p->loss_log = fopen(a->loss_log, "w"))) {
-        snprintf(reason, sizeof reason, "cannot write loss log '%s': %s", a->loss_log, strerror(errno));
-        err = reason;
-    }
-    agree_input(err);
+    p->find = find;
+    p->trainer = trainer;
+    agree_input(a->loss_log && rt.rank == 0 ? file_begin(&p->loss_log, a->loss_log, "loss log") : NULL);
     if (a->trace) trace_open(a->trace);
     comm_reset_stats();
     mem_reset_peaks();
@@ -39,30 +36,74 @@ void progress_start(Progress *p, const Args *a) {
 
 void progress_begin_step(Progress *p) { p->step_start = now_s(); }
 
+// Training stops early: the loss log keeps the steps so far (the curve up to
+// here is what a learner looks at).
+static void keep_loss_log(Progress *p) {
+    const char *err = p->loss_log.f ? file_commit(&p->loss_log) : NULL;
+    if (err) fprintf(stderr, "%s: %s\n", rt.prog, err);
+}
+
+// The loss is not finite at step s: the lowest rank that holds a tensor that
+// is not finite names it, and every rank stops.
+static void __attribute__((noreturn)) stop_not_finite(Progress *p, long s, double loss) {
+    const char *where = p->find ? p->find(p->trainer) : NULL;
+    int first = where ? rt.rank : rt.world;
+    comm_agree_min(&first);
+    static char why[512];
+    const char *value = isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf";
+    if (first == rt.world)
+        snprintf(why, sizeof why, "step %ld: the loss is %s, though every parameter is finite (the forward pass "
+                 "overflowed): training stopped", s + 1, value);
+    else
+        snprintf(why, sizeof why, "step %ld: the loss is %s, and after the step's update %s holds a value that is "
+                 "not finite (first on rank %d): training stopped", s + 1, value, where, first);
+    keep_loss_log(p);
+    agree_exit(rt.rank == (first == rt.world ? 0 : first) ? why : NULL, 1);
+    fatal("%s", why);  // not reached: agree_exit stops every rank
+}
+
+void progress_stop_if(Progress *p, const char *why) {
+    if (!why) return;
+    keep_loss_log(p);
+    agree_exit(rt.rank == 0 ? why : NULL, 1);
+}
+
 void progress_end_step(Progress *p, long s, double loss, const char *extra) {
     kernels_wait();  // on a GPU the step ends when its queued kernels have run
     steptime_record(1e3 * (now_s() - p->step_start));
     p->window_steps++;
-    if (p->loss_log) fprintf(p->loss_log, "%ld %.9g\n", s + 1, loss);
+    if (p->loss_log.f && fprintf(p->loss_log.f, "%ld %.9g\n", s + 1, loss) < 0)
+        fatal("cannot write loss log '%s': %s", file_shown(p->a->loss_log), strerror(errno));
     long steps = p->a->steps;
     int every = p->a->log_every;
-    if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps)) {
+    if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps || !isfinite(loss))) {
         double dt = now_s() - p->window_start;
         print0("step %5ld/%ld | loss %.4f | %.1f ms | %.0f ex/s%s\n", s + 1, steps, loss,
                1e3 * dt / p->window_steps, p->a->batch * p->window_steps / dt, extra ? extra : "");
         p->window_start = now_s();
         p->window_steps = 0;
     }
+    if (!isfinite(loss)) stop_not_finite(p, s, loss);
 }
 
 CommStats progress_end(Progress *p) {
     CommStats training = comm_stats();  // before the trace's own collectives
     const char *err = p->a->trace ? trace_write(p->a->trace) : NULL;
     if (err) fatal("%s", err);
-    if (p->loss_log && fclose(p->loss_log) != 0)
-        fatal("cannot write loss log '%s': %s", p->a->loss_log, strerror(errno));
-    p->loss_log = NULL;
+    err = p->loss_log.f ? file_commit(&p->loss_log) : NULL;
+    if (err) fatal("%s", err);
     return training;
+}
+
+const char *nonfinite_layer(int l, int out, int in, const float *x, size_t first, size_t count) {
+    static char name[64];
+    size_t nw = (size_t)out * (size_t)in, end = first + count;
+    // Squares summed in double overflow only where a value is not finite.
+    if (first < nw && !isfinite(sum_squares(x, (end < nw ? end : nw) - first)))
+        return snprintf(name, sizeof name, "layers.%d.weight", l), name;
+    if (end > nw && !isfinite(sum_squares(x + (first < nw ? nw - first : 0), end - (first > nw ? first : nw))))
+        return snprintf(name, sizeof name, "layers.%d.bias", l), name;
+    return NULL;
 }
 
 // ----------------------------------------------------------------------------

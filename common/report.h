@@ -10,31 +10,48 @@
 
 #include "args.h"
 #include "comm.h"
+#include "file.h"
 #include "mem.h"
 
 // ----------------------------------------------------------------------------
 // while training
 
+// Names the parameter tensor ("layers.1.weight") in which this rank holds a
+// value that is not finite, or returns NULL: a stage's answer when the loss is
+// not finite.
+typedef const char *(*FindNonFinite)(void *trainer);
+
 typedef struct {
     const Args *a;            // steps, log_every, batch, loss_log
-    FILE *loss_log;           // rank 0's, while training
+    FindNonFinite find;
+    void *trainer;
+    AtomicFile loss_log;      // rank 0's, while training (loss_log.f NULL: none)
     double step_start, window_start;
     long window_steps;        // steps since the last progress line
 } Progress;
 
 // Training starts: --trace starts recording, the comm counters, memory peaks
 // and step times restart, and rank 0 opens --loss-log (rt_setup checked both).
-// Every rank calls it.
-void progress_start(Progress *p, const Args *a);
+// Every rank calls it; find(trainer) names a tensor if the loss is not finite.
+void progress_start(Progress *p, const Args *a, FindNonFinite find, void *trainer);
 // A step begins (its time is measured from here).
 void progress_begin_step(Progress *p);
-// Step s (from 0) has ended with this mean loss: waits for the device, records
-// the step time, logs the loss, and every --log-every steps prints a progress
-// line (mean time and throughput since the last one) ending with extra.
+// Step s (from 0) has ended with this mean loss (the same on every rank): waits
+// for the device, records the step time, logs the loss, and every --log-every
+// steps prints a progress line (mean time and throughput since the last one)
+// ending with extra. A loss that is not finite stops every rank with exit
+// status 1, naming the step and the tensor; the loss log keeps the steps so far.
 void progress_end_step(Progress *p, long s, double loss, const char *extra);
+// Every rank calls it after a step with the same why: if not NULL, the loss log
+// is kept and every rank stops with exit status 1, rank 0 printing why.
+void progress_stop_if(Progress *p, const char *why);
 // Training ends: returns the communication counted since progress_start, then
-// writes the trace and closes the loss log (fatal if either could not be written).
+// writes the trace and the loss log (fatal if either could not be written).
 CommStats progress_end(Progress *p);
+// For a FindNonFinite: the name of layer l's tensor (weight or bias) holding a
+// value that is not finite among elements [first, first + count) of the layer's
+// flat segment (weight, then bias), which are at x; or NULL.
+const char *nonfinite_layer(int l, int out, int in, const float *x, size_t first, size_t count);
 
 // ----------------------------------------------------------------------------
 // after training

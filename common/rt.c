@@ -1,6 +1,7 @@
 // rt: MPI lifetime, the command line, and input every rank must agree on.
 #include "rt.h"
 #include "comm.h"
+#include "file.h"
 #include "kernels.h"
 #include "mem.h"
 #ifdef ZC_CUDA
@@ -35,8 +36,68 @@ static int read_local_rank(void) {
     return r;
 }
 
+// ----------------------------------------------------------------------------
+// memory
+
+static double host_free_at_start;  // bytes this node could give when the run began
+
+// A number from the first line of a file that starts with key (key "" for a
+// file that holds just the number); -1 if none.
+static double read_number(const char *path, const char *key) {
+    FILE *f = fopen(path, "r");
+    char line[256];
+    double v = -1;
+    while (f && v < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, key, strlen(key)) == 0) {
+            char *end;
+            double x = strtod(line + strlen(key), &end);
+            if (end != line + strlen(key)) v = x;
+        }
+    if (f) fclose(f);
+    return v;
+}
+
+// Bytes of memory this node can give now: MemAvailable, or less where a
+// control group (a container, a batch job) sets a lower limit.
+// ZC_HOST_MEM_MB says another amount, for tests.
+static double host_available(void) {
+    const char *mb = getenv("ZC_HOST_MEM_MB");
+    if (mb && atof(mb) > 0) return atof(mb) * 1048576.0;
+    double avail = read_number("/proc/meminfo", "MemAvailable:") * 1024.0;
+    const char *limits[][2] = { { "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current" },
+                                { "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                  "/sys/fs/cgroup/memory/memory.usage_in_bytes" } };
+    for (int i = 0; i < 2; i++) {
+        double limit = read_number(limits[i][0], ""), used = read_number(limits[i][1], "");
+        if (limit > 0 && used >= 0 && (avail < 0 || limit - used < avail)) avail = limit - used;
+    }
+    return avail;
+}
+
+void rt_check_memory(void) {
+    MemStats s = mem_stats();
+    double mine = (double)(s.cur_total - s.gpu_cur), need = 0, have = 0;
+    int ranks = 0;
+    MPI_Comm node;
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    CHECK_MPI(MPI_Allreduce(&mine, &need, 1, MPI_DOUBLE, MPI_SUM, node));
+    CHECK_MPI(MPI_Allreduce(&host_free_at_start, &have, 1, MPI_DOUBLE, MPI_MIN, node));
+    CHECK_MPI(MPI_Comm_size(node, &ranks));
+    CHECK_MPI(MPI_Comm_free(&node));
+    static char why[512];
+    const char *err = NULL;
+    if (have >= 0 && need > have && rt.local_rank == 0) {
+        snprintf(why, sizeof why, "the model does not fit: set-up holds %s of host memory on this node (%d "
+                 "rank%s, %s on this one), and the node had %s available; use more ranks or nodes, a later stage, "
+                 "or a smaller model", human_bytes(need), ranks, ranks > 1 ? "s" : "", human_bytes(mine),
+                 human_bytes(have));
+        err = why;
+    }
+    agree_input(err);
+}
+
 // fatal's way out: no rank is left waiting in a collective.
-static void abort_every_rank(void) { MPI_Abort(MPI_COMM_WORLD, 1); }
+static void abort_every_rank(int status) { MPI_Abort(MPI_COMM_WORLD, status); }
 
 void rt_init(int *argc, char ***argv, const char *prog) {
     int provided = 0;
@@ -54,6 +115,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
         fatal("MPI_Init_thread: this MPI gives thread level %d, the comm thread needs "
               "MPI_THREAD_MULTIPLE", provided);
     rt.local_rank = read_local_rank();
+    host_free_at_start = host_available();
     mem_init();
     kernels_init();
     comm_init();
@@ -118,37 +180,41 @@ void rt_use_device(const char *name) {
 #endif
 }
 
-// NULL if rank 0 can create or append to path (checked before training, not after).
-static const char *can_write(const char *path, const char *what) {
-    static char reason[512];
-    FILE *f = fopen(path, "ab");
-    if (!f) {
-        snprintf(reason, sizeof reason, "cannot write %s '%s': %s", what, path, strerror(errno));
-        return reason;
+// Rank 0's reason, if any, why the run's files cannot be used: an output that
+// is an input or another output, or one that cannot be written.
+static const char *check_files(const Args *a) {
+    static char reason[1024];
+    const char *files[][2] = { { a->data, "--data" }, { a->init, "--init" }, { a->save_model, "--save-model" },
+                               { a->loss_log, "--loss-log" }, { a->trace, "--trace" } };
+    const char *what[] = { "", "", "model file", "loss log", "trace" };
+    enum { FIRST_OUTPUT = 2, NFILES = 5 };
+    for (int k = FIRST_OUTPUT; k < NFILES; k++) {
+        if (!files[k][0]) continue;
+        for (int i = 0; i < k; i++)
+            if (files[i][0] && file_same(files[i][0], files[k][0])) {
+                snprintf(reason, sizeof reason, "%s and %s name the same file '%s': a run never writes over a "
+                         "file it reads or writes", files[i][1], files[k][1], file_shown(files[k][0]));
+                return reason;
+            }
+        const char *err = file_check_output(files[k][0], what[k]);
+        if (err) return err;
     }
-    fclose(f);
     return NULL;
 }
 
 void rt_setup(const Args *a) {
     if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
-    const char *outputs[][2] = { { a->save_model, "model file" }, { a->loss_log, "loss log" },
-                                 { a->trace, "trace" } };
-    for (int k = 0; k < 3; k++) {
-        const char *err = NULL;
-        if (outputs[k][0] && rt.rank == 0) err = can_write(outputs[k][0], outputs[k][1]);
-        agree_input(err);
-    }
+    agree_input(rt.rank == 0 ? check_files(a) : NULL);
 }
 
 // ----------------------------------------------------------------------------
-// bad input
+// stopping every rank together
 
-static void __attribute__((noreturn)) exit_bad_input(void) {
+static void __attribute__((noreturn)) exit_together(int status) {
     fflush(stdout);
     fflush(stderr);
     rt_finalize();
-    exit(2);
+    exit(status);
 }
 
 void usage_error(const char *fmt, ...) {
@@ -160,13 +226,15 @@ void usage_error(const char *fmt, ...) {
         fputc('\n', stderr);
         va_end(ap);
     }
-    exit_bad_input();
+    exit_together(2);
 }
 
-void agree_input(const char *err) {
+void agree_exit(const char *err, int status) {
     int mine = err ? rt.rank : rt.world, first = mine;
     comm_agree_min(&first);
     if (first == rt.world) return;
     if (first == rt.rank) fprintf(stderr, "%s: %s\n", rt.prog, err);
-    exit_bad_input();
+    exit_together(status);
 }
+
+void agree_input(const char *err) { agree_exit(err, 2); }

@@ -22,8 +22,17 @@ void rt_args(Args *a, int argc, char **argv, const char *accepted);
 // GPU (local rank mod visible GPUs); if any rank has none, every rank exits 2.
 void rt_use_device(const char *name);
 // At a stage's set-up, before any training: selects --comm's backend and checks
-// that rank 0 can write every output a names (--save-model, --loss-log, --trace).
+// on rank 0 that every output a names (--save-model, --loss-log, --trace) can be
+// written and is neither an input (--data, --init) nor another output; else
+// every rank exits 2 with one line. Leaves nothing on disk.
 void rt_setup(const Args *a);
+
+// After a stage's set-up has allocated and before it writes its buffers (mem
+// leaves large blocks untouched until then): the host memory mem holds on each
+// node's ranks together, against what the node had available when the run
+// began; if it is more, every rank exits 2 with the numbers. GPU memory needs no
+// check: an allocation the GPU cannot give fails at once (exit 2, with reason).
+void rt_check_memory(void);
 
 // Bad input seen identically by every rank: rank 0 prints one line, all exit 2.
 // Must be called by every rank.
@@ -32,5 +41,8 @@ void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), nore
 // calls it with NULL or its one-line reason; if any rank has one, the lowest such
 // rank prints it and all exit 2.
 void agree_input(const char *err);
+// The same for a failure every rank meets at one point of the run (the loss is
+// not finite): the lowest rank with a reason prints it, all exit with status.
+void agree_exit(const char *err, int status);
 
 #endif

@@ -376,11 +376,12 @@ void trainer_setup(Trainer *t, const Args *a) {
     rt_setup(a);
     agree_input(data_load(&t->data, a->data, a->context, a->seed));
     model_build(&t->model, a);
-    if (a->init) agree_input(load_params(&t->model, a->init));
-    else init_params(&t->model, a->seed);
     adam_alloc(&t->opt, a, t->model.shard_numel);
     t->padded = padded_alloc(&t->model);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
+    rt_check_memory();  // before the buffers are written: a model that does not fit is refused here
+    if (a->init) agree_input(load_params(&t->model, a->init));
+    else init_params(&t->model, a->seed);
 }
 
 void trainer_teardown(Trainer *t) {
@@ -421,9 +422,21 @@ double train_step(Trainer *t, long step) {
     return loss / B;
 }
 
+// The first parameter tensor in which this rank holds a value that is not
+// finite, or NULL: asked when the loss is not finite.
+const char *nonfinite_params(void *trainer) {
+    const Model *m = &((Trainer *)trainer)->model;
+    const char *name = NULL;
+    for (int l = 0; l < m->nlayers && !name; l++) {
+        const Layer *L = &m->layer[l];
+        name = nonfinite_layer(l, L->out, L->in, m->params + L->off, 0, L->numel);
+    }
+    return name;
+}
+
 void train(Trainer *t) {
     Progress p;
-    progress_start(&p, &t->a);
+    progress_start(&p, &t->a, nonfinite_params, t);
     for (long s = 0; s < t->a.steps; s++) {
         progress_begin_step(&p);
         t->loss = train_step(t, s);

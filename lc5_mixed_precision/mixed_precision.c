@@ -49,7 +49,7 @@
 #define STAGE "lc5_mixed_precision"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
                 "weight-decay clip seed log-every sample init save-model loss-log trace device comm bucket-mb " \
-                "prefetch dtype loss-scale scale-window"
+                "prefetch dtype loss-scale initial-scale scale-window"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
@@ -92,11 +92,22 @@ typedef struct {
     long step;                  // steps taken, for bias correction
 } Adam;
 
+// A dynamic scale stays within [MIN_SCALE, MAX_SCALE]: above 2^24 every fp16
+// gradient over 2^-8 overflows, and bf16 has fp32's range and needs no scale.
+#define MIN_SCALE 1.0f
+#define MAX_SCALE 16777216.0f
+// A scale that cannot fall further cannot cure an overflow: this many skipped
+// steps in a row at the lowest scale stop the run.
+#define MAX_SKIPS_AT_FLOOR 10
+
 typedef struct {
     int dynamic;                // --loss-scale dynamic: the scale adapts
     float scale;                // the loss is multiplied by it before backward
     int window, clean;          // clean steps that double it; clean steps so far
     long skipped;               // steps skipped for an overflow
+    float used;                 // the scale the last step ran with
+    long counted;               // skipped, as the floor check last saw it
+    int at_floor;               // steps skipped in a row at the lowest scale
 } Scaler;
 
 // Consecutive layers whose gradients are reduce-scattered together.
@@ -393,36 +404,62 @@ void zero_grad(Model *m) {
     zero_dt(m->grads, m->dt, m->shard_numel);
 }
 
-// --loss-scale: dynamic starts at 2^16; auto is dynamic for fp16 (whose
-// exponent is too small for raw gradients) and none (a scale of 1) otherwise.
+// --loss-scale: dynamic starts at --initial-scale (2^16); auto is dynamic for
+// fp16 (whose exponent is too small for raw gradients) and none (a scale of 1)
+// otherwise.
 void scaler_init(Scaler *s, const Args *a) {
     const char *v = a->loss_scale;
     if (strcmp(v, "auto") == 0) v = strcmp(a->dtype, "fp16") == 0 ? "dynamic" : "none";
     s->dynamic = strcmp(v, "dynamic") == 0;
-    s->scale = s->dynamic ? 65536.0f : strcmp(v, "none") == 0 ? 1.0f : strtof(v, NULL);
+    s->scale = s->dynamic ? a->initial_scale : strcmp(v, "none") == 0 ? 1.0f : strtof(v, NULL);
     s->window = a->scale_window;
     s->clean = 0;
     s->skipped = 0;
+    s->used = s->scale;
+    s->counted = 0;
+    s->at_floor = 0;
 }
 
-// After each step: an overflow halves a dynamic scale (never below 1); window
-// clean steps in a row double it.
+// After each step: an overflow halves a dynamic scale (never below MIN_SCALE);
+// window clean steps in a row double it (never above MAX_SCALE).
 void scaler_update(Scaler *s, int overflow) {
     // EXERCISE lc5.4: the dynamic loss scale's rule, after each step
     //| An overflow counts a skipped step and breaks the run of clean steps; a
-    //| dynamic scale then halves, but never below 1. s->window clean steps in a row
-    //| double a dynamic scale and start a new run. A static scale never moves.
+    //| dynamic scale then halves, but never below MIN_SCALE. s->window clean steps
+    //| in a row double a dynamic scale, unless that would pass MAX_SCALE, and
+    //| start a new run. A static scale never moves.
     //| README: lc5_mixed_precision/README.md, "Exercise".
     if (overflow) {
         s->skipped++;
         s->clean = 0;
-        if (s->dynamic) s->scale = fmaxf(s->scale / 2.0f, 1.0f);
+        if (s->dynamic) s->scale = fmaxf(s->scale / 2.0f, MIN_SCALE);
     } else if (s->dynamic && ++s->clean == s->window) {
-        s->scale *= 2.0f;
+        if (s->scale * 2.0f <= MAX_SCALE) s->scale *= 2.0f;
         s->clean = 0;
     }
     // STUB: (void)s, (void)overflow;
     // END EXERCISE
+}
+
+// After each step's update, the same on every rank: NULL, or why training
+// stops: MAX_SKIPS_AT_FLOOR steps in a row skipped with the scale at its lowest
+// (MIN_SCALE, or a static scale), where halving cannot help (DeepSpeed stops
+// there too; PyTorch's GradScaler has no floor and would skip forever).
+const char *scaler_stuck(Scaler *s, long step) {
+    static char why[256];
+    float floor = s->dynamic ? MIN_SCALE : s->scale;
+    int skipped = s->skipped > s->counted;
+    s->at_floor = skipped && s->used <= floor ? s->at_floor + 1 : 0;
+    s->counted = s->skipped;
+    s->used = s->scale;
+    if (s->at_floor < MAX_SKIPS_AT_FLOOR) return NULL;
+    if (s->dynamic)
+        snprintf(why, sizeof why, "step %ld: %d steps in a row overflowed with the loss scale at its lowest, %g: the "
+                 "gradients overflow even unscaled; training stopped", step + 1, s->at_floor, floor);
+    else
+        snprintf(why, sizeof why, "step %ld: %d steps in a row overflowed at the static loss scale %g (try a smaller "
+                 "--loss-scale, or dynamic); training stopped", step + 1, s->at_floor, floor);
+    return why;
 }
 
 // 1 on every rank if no rank's gradient slices hold an inf or NaN.
@@ -541,12 +578,13 @@ void trainer_setup(Trainer *t, const Args *a) {
     rt_setup(a);
     agree_input(data_load(&t->data, a->data, a->context, a->seed));
     model_build(&t->model, a);
-    if (a->init) agree_input(load_params(&t->model, a->init));
-    else init_params(&t->model, a->seed);
     adam_alloc(&t->opt, a, t->model.shard_numel);
     scaler_init(&t->scaler, a);
     buckets_plan(t);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
+    rt_check_memory();  // before the buffers are written: a model that does not fit is refused here
+    if (a->init) agree_input(load_params(&t->model, a->init));
+    else init_params(&t->model, a->seed);
 }
 
 void trainer_teardown(Trainer *t) {
@@ -600,9 +638,21 @@ double train_step(Trainer *t, long step) {
     return loss / B;
 }
 
+// The first parameter tensor in which this rank holds a value that is not
+// finite, or NULL: asked when the loss is not finite.
+const char *nonfinite_params(void *trainer) {
+    const Model *m = &((Trainer *)trainer)->model;
+    const char *name = NULL;
+    for (int l = 0; l < m->nlayers && !name; l++) {
+        const Layer *L = &m->layer[l];
+        name = nonfinite_layer(l, L->out, L->in, m->master + L->soff, (size_t)rt.rank * L->shard, own_numel(L));
+    }
+    return name;
+}
+
 void train(Trainer *t) {
     Progress p;
-    progress_start(&p, &t->a);
+    progress_start(&p, &t->a, nonfinite_params, t);
     t->rs = t->ag = (CommOverlap){ 0 };
     for (long s = 0; s < t->a.steps; s++) {
         progress_begin_step(&p);
@@ -610,6 +660,7 @@ void train(Trainer *t) {
         char scale[64];
         snprintf(scale, sizeof scale, " | scale %g | skipped %ld", t->scaler.scale, t->scaler.skipped);
         progress_end_step(&p, s, t->loss, scale);
+        progress_stop_if(&p, scaler_stuck(&t->scaler, s));
     }
     t->comm = progress_end(&p);
 }

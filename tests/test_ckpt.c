@@ -2,8 +2,14 @@
 // with a reason and without reading out of bounds (the sanitize build checks that).
 #include "check_unit.h"
 
+#include <dirent.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/ckpt.h"
@@ -99,7 +105,8 @@ END_TEST
 START_TEST(test_malformed) {
     struct { const char *name, *header; long claimed; size_t data; const char *says; } cases[] = {
         { "zerolen", "", 1, 0, "impossible" },
-        { "hugelen", "{}", 1ll << 40, 0, "impossible" },
+        { "hugelen", "{}", 1ll << 40, 0, "over the format's limit" },
+        { "overlimit", "{}", 100000001, 0, "over the format's limit of 100000000" },
         { "pastend", "{}", 100, 0, "impossible" },
         { "notobj", "[1,2]   ", -1, 0, "not a JSON object" },
         { "unterminated", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]", -1, 4, "garbled" },
@@ -132,7 +139,7 @@ START_TEST(test_malformed) {
         ck_assert_ptr_null(c.f);
     }
     Ckpt c;
-    ck_assert_ptr_nonnull(strstr(ckpt_open(&c, path_of("absent")), "cannot open model file"));
+    ck_assert_ptr_nonnull(strstr(ckpt_open(&c, path_of("absent")), "cannot read model file"));
     FILE *f = fopen(path_of("tiny"), "wb");
     fputs("abc", f);
     fclose(f);
@@ -142,6 +149,271 @@ START_TEST(test_malformed) {
     ck_assert_ptr_null(ckpt_open(&c, p));
     float x[2];
     ck_assert_ptr_nonnull(strstr(ckpt_read(&c, "a", 1, (int64_t[]){ 2 }, 0, 2, x), "is F16, expected F32"));
+    ckpt_close(&c);
+}
+END_TEST
+
+// What the reference reader (the safetensors crate: serde_json, then its
+// validate) accepts is accepted here, and what it refuses is refused.
+#define F32_ENTRY(n, b, e) "{\"dtype\":\"F32\",\"shape\":[" #n "],\"data_offsets\":[" #b "," #e "]}"
+
+static const char *open_raw(const char *name, const char *header, size_t data) {
+    static Ckpt c;
+    const char *err = ckpt_open(&c, raw_file(name, header, 0, data));
+    ckpt_close(&c);
+    return err;
+}
+
+START_TEST(test_reference_rules) {
+    static const struct { const char *name, *header; size_t data; } good[] = {
+        // any order of entries: the offsets decide; the data tiles exactly
+        { "order", "{\"b\":" F32_ENTRY(1, 4, 8) ",\"a\":" F32_ENTRY(1, 0, 4) "}", 8 },
+        { "padded", "{\"a\":" F32_ENTRY(1, 0, 4) "}      ", 4 },
+        { "nometa", "{\"__metadata__\":null,\"a\":" F32_ENTRY(1, 0, 4) "}", 4 },
+        { "meta", "{\"__metadata__\":{\"k\":\"v \\\"q\\\" \\u00e9\",\"\":\"\"},\"a\":" F32_ENTRY(1, 0, 4) "}", 4 },
+        { "unknown", "{\"a\":{\"dtype\":\"F32\",\"a_field_name_far_longer_than_any_the_reader_knows_of_which_is_fine\":"
+                     "{\"x\":[1,-2.5e3,true,false,null,\"s\"]},\"shape\":[1],\"data_offsets\":[0,4]}}", 4 },
+        { "empty", "{\"z\":" F32_ENTRY(0, 4, 4) ",\"a\":" F32_ENTRY(1, 0, 4) ",\"b\":" F32_ENTRY(2, 4, 12) "}", 12 },
+        { "dims", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,2],\"data_offsets\":[0,8]}}", 8 },
+        { "dtypes", "{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                    "\"b\":{\"dtype\":\"U16\",\"shape\":[1],\"data_offsets\":[2,4]}}", 4 },
+        { "nothing", "{}", 0 },
+        { "pair", "{\"\\ud83d\\ude00\":" F32_ENTRY(1, 0, 4) "}", 4 },
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        const char *err = open_raw(good[i].name, good[i].header, good[i].data);
+        ck_assert_msg(err == NULL, "case %s refused: %s", good[i].name, err);
+    }
+    static const struct { const char *name, *header; size_t data; const char *says; } bad[] = {
+        { "metanum", "{\"__metadata__\":{\"k\":1}}", 0, "__metadata__ must be an object of strings" },
+        { "metaobj", "{\"__metadata__\":{\"k\":{}}}", 0, "__metadata__ must be an object of strings" },
+        { "metastr", "{\"__metadata__\":\"x\"}", 0, "__metadata__ must be an object of strings" },
+        { "metatwice", "{\"__metadata__\":{},\"__metadata__\":{}}", 0, "__metadata__ appears twice" },
+        { "fieldtwice", "{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
+          "field 'dtype' twice" },
+        { "lone", "{\"\\ud800\":" F32_ENTRY(1, 0, 4) "}", 4, "malformed tensor name" },
+        { "badesc", "{\"\\x41\":" F32_ENTRY(1, 0, 4) "}", 4, "malformed tensor name" },
+        { "utf8", "{\"__metadata__\":{\"k\":\"\xff\"}}", 0, "not valid UTF-8" },
+        { "overlong", "{\"__metadata__\":{\"k\":\"\xc0\xaf\"}}", 0, "not valid UTF-8" },
+        { "lead", " {}", 0, "must start with '{'" },
+        { "float", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}", 4, "malformed shape" },
+        { "negative", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-0,4]}}", 4, "malformed data_offsets" },
+        { "zeros", "{\"a\":{\"dtype\":\"F32\",\"shape\":[01],\"data_offsets\":[0,4]}}", 4, "malformed shape" },
+        { "three", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,4]}}", 4, "malformed data_offsets" },
+        { "comma", "{\"a\":" F32_ENTRY(1, 0, 4) ",}", 4, "malformed tensor name" },
+        { "inside", "{\"a\":" F32_ENTRY(2, 0, 8) ",\"z\":" F32_ENTRY(0, 4, 4) "}", 8, "overlap" },
+        { "gap", "{\"a\":" F32_ENTRY(1, 0, 4) ",\"b\":" F32_ENTRY(1, 8, 12) "}", 12, "bytes 4 to 8 belong to none" },
+        { "notentry", "{\"a\":[\"F32\",[1],[0,4]]}", 4, "is not an object" },
+        { "nodtype", "{\"a\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "lacks field 'dtype'" },
+        { "lower", "{\"a\":{\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "unknown dtype 'f32'" },
+        { "lit", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"u\":nul}}", 4, "malformed value" },
+        { "overflow", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,4]}}", 4,
+          "too large to count" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *err = open_raw(bad[i].name, bad[i].header, bad[i].data);
+        ck_assert_msg(err != NULL, "case %s accepted", bad[i].name);
+        ck_assert_msg(strstr(err, bad[i].says) != NULL, "case %s: '%s' lacks '%s'", bad[i].name, err, bad[i].says);
+    }
+}
+END_TEST
+
+// Names are compared whole, escapes decoded, however long: a name past the
+// table's width is kept apart from one that shares its head.
+START_TEST(test_names) {
+    static char h[4096], longa[301], longb[301];
+    memset(longa, 'n', 300);
+    memcpy(longb, longa, 300);
+    longb[299] = 'm';
+    snprintf(h, sizeof h, "{\"%s\":" F32_ENTRY(1, 0, 4) ",\"%s\":" F32_ENTRY(1, 4, 8) ",\"layers.0.w\\u0065ight\":"
+             F32_ENTRY(1, 8, 12) "}", longa, longb);
+    Ckpt c;
+    ck_assert_ptr_null(ckpt_open(&c, raw_file("long", h, 0, 12)));
+    float x;
+    ck_assert_ptr_null(ckpt_read(&c, "layers.0.weight", 1, (int64_t[]){ 1 }, 0, 1, &x));
+    unsigned char want[4] = { 8, 9, 10, 11 };
+    ck_assert_mem_eq(&x, want, 4);
+    ck_assert_ptr_nonnull(strstr(ckpt_read(&c, longa, 1, (int64_t[]){ 1 }, 0, 1, &x), "no tensor named"));
+    ckpt_close(&c);
+    snprintf(h, sizeof h, "{\"%s\":" F32_ENTRY(1, 0, 4) ",\"%s\":" F32_ENTRY(1, 4, 8) "}", longa, longa);
+    ck_assert_ptr_nonnull(strstr(open_raw("longtwice", h, 8), "appears twice"));
+    // The writer escapes what JSON must: a name with a quote and a backslash comes back whole.
+    float v = 1.5f;
+    const float *data[1] = { &v };
+    CkptTensor s = spec("odd\"name\\", 1, 1, 0);
+    ck_assert_ptr_null(ckpt_write(path_of("odd.st"), 1, &s, data));
+    ck_assert_ptr_null(ckpt_open(&c, path_of("odd.st")));
+    ck_assert_ptr_null(ckpt_read(&c, "odd\"name\\", 1, (int64_t[]){ 1 }, 0, 1, &x));
+    ck_assert(x == 1.5f);
+    ckpt_close(&c);
+}
+END_TEST
+
+// Headers up to the format's limit (100,000,000 bytes) are read, nesting up to
+// serde_json's depth too; past them, refused.
+START_TEST(test_large_header) {
+    const char *head = "{\"__metadata__\":{\"k\":\"", *tail = "\"}}";
+    size_t fill = 100000000 - strlen(head) - strlen(tail);
+    char *h = malloc(100000001);
+    ck_assert_ptr_nonnull(h);
+    memcpy(h, head, strlen(head));
+    memset(h + strlen(head), 'x', fill);
+    strcpy(h + strlen(head) + fill, tail);
+    ck_assert_uint_eq(strlen(h), 100000000);
+    ck_assert_ptr_null(open_raw("big", h, 0));
+    unlink(path_of("big"));
+    // Nesting: 100 levels in an unknown field are fine, 200 are not.
+    for (int depth = 100; depth <= 200; depth += 100) {
+        int n = snprintf(h, 1000, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"u\":");
+        for (int i = 0; i < depth; i++) h[n++] = '[';
+        for (int i = 0; i < depth; i++) h[n++] = ']';
+        strcpy(h + n, "}}");
+        const char *err = open_raw("nest", h, 4);
+        if (depth == 100) ck_assert_msg(err == NULL, "100 levels refused: %s", err);
+        else ck_assert_ptr_nonnull(err);
+    }
+    free(h);
+}
+END_TEST
+
+// Bytes of a whole file (up to cap), for comparing before and after.
+static size_t slurp(const char *p, char *buf, size_t cap) {
+    FILE *f = fopen(p, "rb");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return n;
+}
+
+// 1 if the test directory holds a temporary file (a save's leftovers).
+static int has_debris(void) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".tmp.")) found = 1;
+    if (d) closedir(d);
+    return found;
+}
+
+// A save that fails (a value not finite, a write error, a special file)
+// leaves the previous file as it was and nothing beside it.
+START_TEST(test_atomic_save) {
+    enum { N = 4096 };
+    static float w[N], before[N + 64], after[N + 64];
+    for (int i = 0; i < N; i++) w[i] = (float)i;
+    CkptTensor s = spec("layers.0.weight", 2, 64, 64);
+    const float *data[1] = { w };
+    const char *p = path_of("keep.st");
+    ck_assert_ptr_null(ckpt_write(p, 1, &s, data));
+    size_t n = slurp(p, (char *)before, sizeof before);
+    ck_assert_uint_gt(n, 4 * N);
+
+    w[1234] = NAN;  // not finite: named, refused, nothing written
+    const char *err = ckpt_write(p, 1, &s, data);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_msg(strstr(err, "layers.0.weight holds nan at element 1234") != NULL, "%s", err);
+    w[1234] = 1234.0f;
+    w[0] = -1.0f;  // a different model, so a partial write would show
+    struct rlimit old, small;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = 1000;  // a full disk, as far as this process can tell
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    err = ckpt_write(p, 1, &s, data);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_msg(strstr(err, "File too large") != NULL, "%s", err);
+    ck_assert_uint_eq(slurp(p, (char *)after, sizeof after), n);
+    ck_assert_mem_eq(before, after, n);
+    ck_assert(!has_debris());
+
+    err = ckpt_write("/dev/null", 1, &s, data);  // never replaced, never written to
+    ck_assert_ptr_nonnull(err);
+    ck_assert_msg(strstr(err, "not a regular file") != NULL, "%s", err);
+    struct stat sb;
+    ck_assert_int_eq(stat("/dev/null", &sb), 0);
+    ck_assert(S_ISCHR(sb.st_mode));
+    // Through a link: the file it names is replaced, the link stays.
+    ck_assert_int_eq(symlink("keep.st", path_of("link.st")), 0);
+    ck_assert_ptr_null(ckpt_write(path_of("link.st"), 1, &s, data));
+    ck_assert_int_eq(lstat(path_of("link.st"), &sb), 0);
+    ck_assert(S_ISLNK(sb.st_mode));
+    ck_assert_uint_eq(slurp(p, (char *)after, sizeof after), n);
+    ck_assert_mem_ne(before, after, n);
+    ck_assert(!has_debris());
+}
+END_TEST
+
+// Two processes saving to one path over and over: the file is always one
+// whole save or the other, never a mix.
+START_TEST(test_concurrent_saves) {
+    enum { N = 1 << 16, ROUNDS = 40 };
+    static float w[N], got[N + 64];
+    CkptTensor s = spec("layers.0.weight", 1, N, 0);
+    const float *data[1] = { w };
+    const char *p = path_of("both.st");
+    for (int i = 0; i < N; i++) w[i] = 1.0f;
+    ck_assert_ptr_null(ckpt_write(p, 1, &s, data));
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        ck_assert_int_ge(kids[k], 0);
+        if (kids[k] == 0) {
+            for (int i = 0; i < N; i++) w[i] = (float)(k + 2);
+            for (int r = 0; r < ROUNDS; r++)
+                if (ckpt_write(p, 1, &s, data)) _exit(1);
+            _exit(0);
+        }
+    }
+    int mixed = 0, reads = 0, running = 2;
+    while (running) {
+        Ckpt c;
+        if (!ckpt_open(&c, p)) {
+            ck_assert_ptr_null(ckpt_read(&c, "layers.0.weight", 1, (int64_t[]){ N }, 0, N, got));
+            for (int i = 1; i < N; i++) mixed |= got[i] != got[0];
+            reads++;
+            ckpt_close(&c);
+        }
+        for (int k = 0; k < 2; k++) {
+            int st;
+            if (kids[k] > 0 && waitpid(kids[k], &st, WNOHANG) == kids[k]) {
+                ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+                kids[k] = 0;
+                running--;
+            }
+        }
+    }
+    ck_assert_int_gt(reads, 0);
+    ck_assert(!mixed);
+    ck_assert(!has_debris());
+}
+END_TEST
+
+// A model file holding a value that is not finite is refused where it is read,
+// naming the tensor and the element (a slice that misses it reads fine).
+START_TEST(test_read_nonfinite) {
+    float w[6] = { 1, 2, 3, 4, 5, 6 }, back[6];
+    CkptTensor s = spec("layers.0.weight", 2, 2, 3);
+    const float *data[1] = { w };
+    ck_assert_ptr_null(ckpt_write(path_of("inf.st"), 1, &s, data));
+    Ckpt c;
+    ck_assert_ptr_null(ckpt_open(&c, path_of("inf.st")));
+    uint64_t data_start = c.data_start;
+    ckpt_close(&c);
+    FILE *f = fopen(path_of("inf.st"), "r+b");
+    ck_assert_ptr_nonnull(f);
+    float inf = INFINITY;
+    ck_assert_int_eq(fseek(f, (long)(data_start + 4 * 4), SEEK_SET), 0);
+    ck_assert_uint_eq(fwrite(&inf, 4, 1, f), 1);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_ptr_null(ckpt_open(&c, path_of("inf.st")));
+    const char *err = ckpt_read(&c, "layers.0.weight", 2, (int64_t[]){ 2, 3 }, 0, 6, back);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_msg(strstr(err, "tensor 'layers.0.weight' holds inf at element 4") != NULL, "%s", err);
+    ck_assert_ptr_null(ckpt_read(&c, "layers.0.weight", 2, (int64_t[]){ 2, 3 }, 0, 4, back));
+    err = ckpt_read(&c, "layers.0.weight", 2, (int64_t[]){ 2, 3 }, 3, 3, back);
+    ck_assert_msg(err && strstr(err, "holds inf at element 4") != NULL, "%s", err);
     ckpt_close(&c);
 }
 END_TEST
@@ -190,6 +462,12 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_streaming_writer);
     tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_reference_rules);
+    tcase_add_test(tc, test_names);
+    tcase_add_test(tc, test_large_header);
+    tcase_add_test(tc, test_atomic_save);
+    tcase_add_test(tc, test_concurrent_saves);
+    tcase_add_test(tc, test_read_nonfinite);
     tcase_add_test(tc, test_linear_layers);
     suite_add_tcase(s, tc);
     return s;

@@ -43,7 +43,7 @@ for stage in $stages; do
   expect $n 2 "cannot read data file '/nonexistent/words'" "$bin" --data /nonexistent/words
   expect $n 2 "is empty" "$bin" --data "$tmp/empty"
   expect $n 2 "has no usable words" "$bin" --data "$tmp/junk"
-  expect $n 2 "impossible" "$bin" $small --init "$tmp/garbage.st"
+  expect $n 2 "over the format's limit" "$bin" $small --init "$tmp/garbage.st"
   expect $n 2 "cannot write model file '/nonexistent/m.st'" "$bin" $small --save-model /nonexistent/m.st
   [ $gpu = 1 ] || expect $n 2 "--device cuda" "$bin" --device cuda
 done

@@ -485,7 +485,7 @@ START_TEST(test_dynamic_scale_rule) {
             clean = 0;
             halved++;
         } else if (++clean == 3) {
-            want *= 2;
+            if (want * 2 <= MAX_SCALE) want *= 2;
             clean = 0;
             doubled++;
         }
@@ -497,6 +497,63 @@ START_TEST(test_dynamic_scale_rule) {
     CK_ALL(t.opt.step == 60 - t.scaler.skipped, "%ld Adam steps for %ld skipped of 60", t.opt.step,
            t.scaler.skipped);
     trainer_teardown(&t);
+}
+END_TEST
+
+START_TEST(test_scale_bounded) {
+    // bf16 never overflows here: from 2^22 with a window of 1 the scale doubles
+    // twice, to MAX_SCALE = 2^24, and stays there (never inf however long the run).
+    char *argv[] = { "t", "--context", "3", "--hidden", "16", "--layers", "1", "--batch", "24", "--dtype", "bf16",
+                     "--loss-scale", "dynamic", "--initial-scale", "4194304", "--scale-window", "1", "--sample", "0",
+                     "--log-every", "0" };
+    Trainer t;
+    setup_from(&t, "bounded", 21, argv);
+    float want[] = { 8388608.0f, MAX_SCALE, MAX_SCALE, MAX_SCALE }, got[4];
+    for (long s = 0; s < 4; s++) {
+        train_step(&t, s);
+        got[s] = t.scaler.scale;
+    }
+    ck_all_msg(memcmp(got, want, sizeof got) == 0 && t.scaler.skipped == 0, "from 2^22 with --scale-window 1 the "
+               "scale went %g, %g, %g, %g; want 2^23 then MAX_SCALE = 2^24 (a doubling past it is not taken)",
+               got[0], got[1], got[2], got[3]);
+    trainer_teardown(&t);
+}
+END_TEST
+
+// The floor: a scale that cannot fall further (dynamic at MIN_SCALE, or static)
+// stops the run after MAX_SKIPS_AT_FLOOR overflows in a row there; a clean step
+// or a step at a higher scale starts the count again.
+START_TEST(test_scale_floor_stops) {
+    Scaler s;
+    Args a;
+    char err[256];
+    char *argv[] = { "t", "--loss-scale", "dynamic", "--initial-scale", "1024" };
+    ck_assert_int_eq(args_parse(&a, 5, argv, OPTIONS, 1, err, sizeof err), ARGS_OK);
+    scaler_init(&s, &a);
+    ck_assert(s.scale == 1024.0f);
+    int stopped_at = -1;
+    const char *why = NULL;
+    // 10 overflows from 1024 down to 2 do not count; then 3 at 1, a clean step,
+    // and overflows at 1 until the stop, at the 10th.
+    int overflow[32];
+    for (int k = 0; k < 32; k++) overflow[k] = k != 13;
+    for (int k = 0; k < (int)(sizeof overflow / sizeof *overflow) && stopped_at < 0; k++) {
+        scaler_update(&s, overflow[k]);
+        if ((why = scaler_stuck(&s, k))) stopped_at = k;
+    }
+    ck_assert_int_eq(stopped_at, 13 + MAX_SKIPS_AT_FLOOR);
+    ck_assert_msg(why && strstr(why, "overflowed with the loss scale at its lowest, 1") != NULL, "%s", why);
+    char *st[] = { "t", "--loss-scale", "1e9" };
+    ck_assert_int_eq(args_parse(&a, 3, st, OPTIONS, 1, err, sizeof err), ARGS_OK);
+    scaler_init(&s, &a);
+    for (int k = 0; k < MAX_SKIPS_AT_FLOOR - 1; k++) {
+        scaler_update(&s, 1);
+        ck_assert_ptr_null(scaler_stuck(&s, k));
+    }
+    scaler_update(&s, 1);
+    why = scaler_stuck(&s, 9);
+    ck_assert_msg(why && strstr(why, "step 10: 10 steps in a row overflowed at the static loss scale") != NULL, "%s",
+                  why);
 }
 END_TEST
 
@@ -516,6 +573,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "lc5.2b", 5, "1 2 3 4", "a static scale of 1024 gives the very model of none", test_static_scale_divides };
     g[n++] = (Graded){ "lc5.3a", 10, "2 3 4", "an overflow on one rank: every rank skips, nothing moves", test_overflow_on_one_rank_skips_everywhere };
     g[n++] = (Graded){ "lc5.4a", 10, "1 2 3 4", "the dynamic scale: halved on overflow, doubled after a window", test_dynamic_scale_rule };
+    g[n++] = (Graded){ "lc5.4b", 5, "1 2", "the dynamic scale never passes MAX_SCALE", test_scale_bounded };
     g[n++] = (Graded){ "lc5.5a", 5, "1 2 3 4", "the formulas: (2 + 2 + 12)Ψ_pad/N, and the traffic", test_formulas };
     g[n++] = (Graded){ "lc5.5b", 5, "1 2 3 4", "memory and bytes exact in every type", test_model_state_and_comm_exact };
     g[n++] = (Graded){ "lc5.0a", 10, "1 2 3 4", "the whole stage in fp32: lc0's losses and model", test_fp32_follows_lc0 };
@@ -526,6 +584,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "fp16-underflow-needs-scaling", 0, "", "fp16-underflow-needs-scaling", test_fp16_underflow_needs_scaling };
     g[n++] = (Graded){ "follows-lc0-hand-written-collectives", 0, "", "follows-lc0-hand-written-collectives", test_follows_lc0_hand_written_collectives };
     g[n++] = (Graded){ "bf16-hand-written-collectives", 0, "", "bf16-hand-written-collectives", test_bf16_hand_written_collectives };
+    g[n++] = (Graded){ "scale-floor-stops", 0, "", "scale-floor-stops", test_scale_floor_stops };
     g[n++] = (Graded){ "no-leaks", 0, "", "no-leaks", test_no_leaks };
     return n;
 }

@@ -1,0 +1,205 @@
+// file: path checks and atomic writes.
+#include "file.h"
+#include "base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char reason[1024];
+
+#define REFUSE(...) do { snprintf(reason, sizeof reason, __VA_ARGS__); return reason; } while (0)
+
+const char *file_shown(const char *path) {
+    static char shown[4][200];
+    static int next;
+    size_t n = strlen(path);
+    if (n < sizeof shown[0]) return path;
+    char *s = shown[next++ % 4];
+    snprintf(s, sizeof shown[0], "%.80s...%s", path, path + n - 100);
+    return s;
+}
+
+// The directory path is in ("." for a bare name), into dir.
+static void dir_of(const char *path, char *dir, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, cap, ".");
+    else if (slash == path) snprintf(dir, cap, "/");
+    else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
+// ----------------------------------------------------------------------------
+// checks
+
+const char *file_check_input(const char *path, const char *what) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) REFUSE("cannot read %s '%s': %s", what, file_shown(path), strerror(errno));
+    if (!S_ISREG(sb.st_mode)) REFUSE("cannot read %s '%s': not a regular file", what, file_shown(path));
+    if (access(path, R_OK) != 0) REFUSE("cannot read %s '%s': %s", what, file_shown(path), strerror(errno));
+    return NULL;
+}
+
+const char *file_check_output(const char *path, const char *what) {
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode)) REFUSE("cannot write %s '%s': not a regular file", what, file_shown(path));
+        if (access(path, W_OK) != 0) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
+    } else if (errno != ENOENT) {
+        REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
+    }
+    // The directory must take a new file, and the disk a block of it: that is
+    // how the file will be written.
+    char dir[PATH_MAX], probe[PATH_MAX + 32];
+    if (strlen(path) >= sizeof dir) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
+    dir_of(path, dir, sizeof dir);
+    snprintf(probe, sizeof probe, "%s/.zc-probe-XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
+    static const char block[4096];
+    int ok = write(fd, block, sizeof block) == (ssize_t)sizeof block && fsync(fd) == 0;
+    int e = errno;
+    close(fd);
+    unlink(probe);
+    if (!ok) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(e ? e : ENOSPC));
+    return NULL;
+}
+
+// Where path is or would be: its real directory and its name.
+static int resolve(const char *path, char *out, size_t cap) {
+    char real[PATH_MAX], dir[PATH_MAX];
+    if (realpath(path, real)) return snprintf(out, cap, "%s", real) < (int)cap;
+    dir_of(path, dir, sizeof dir);
+    if (!realpath(dir, real)) return 0;
+    const char *slash = strrchr(path, '/');
+    return snprintf(out, cap, "%s/%s", real, slash ? slash + 1 : path) < (int)cap;
+}
+
+int file_same(const char *a, const char *b) {
+    static char ra[2 * PATH_MAX], rb[2 * PATH_MAX];
+    if (!resolve(a, ra, sizeof ra) || !resolve(b, rb, sizeof rb)) return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0;
+}
+
+// ----------------------------------------------------------------------------
+// the temporary files open now: removed if the process ends before committing
+// them (fatal, exit, or a signal that ends it), so a stopped run leaves no
+// partial file behind
+
+#define MAX_OPEN 8
+static AtomicFile *volatile open_files[MAX_OPEN];
+
+static void remove_open_files(void) {
+    for (int i = 0; i < MAX_OPEN; i++)
+        if (open_files[i]) unlink(open_files[i]->tmp);  // async-signal-safe
+}
+
+static void on_fatal_signal(int sig) {
+    remove_open_files();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void watch_once(void) {
+    static int done;
+    if (done) return;
+    done = 1;
+    base_on_fatal(remove_open_files);
+    atexit(remove_open_files);
+    // Past a file-size limit (ulimit -f), a write fails with EFBIG and is
+    // reported like any other write error, instead of killing the process.
+    signal(SIGXFSZ, SIG_IGN);
+    int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        // A signal the launcher set to be ignored stays ignored.
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static int watch(AtomicFile *w) {
+    watch_once();
+    for (int i = 0; i < MAX_OPEN; i++)
+        if (!open_files[i]) return open_files[i] = w, 1;
+    return 0;
+}
+
+static void unwatch(AtomicFile *w) {
+    for (int i = 0; i < MAX_OPEN; i++)
+        if (open_files[i] == w) open_files[i] = NULL;
+}
+
+// ----------------------------------------------------------------------------
+// atomic writes
+
+const char *file_begin(AtomicFile *w, const char *path, const char *what) {
+    static unsigned serial;
+    memset(w, 0, sizeof *w);
+    w->what = what;
+    if (snprintf(w->path, sizeof w->path, "%s", path) >= (int)sizeof w->path)
+        REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
+    // The file a link names is the one replaced (the link stays); a device or
+    // a FIFO is never replaced.
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        REFUSE("cannot write %s '%s': not a regular file", what, file_shown(path));
+    if (!realpath(path, w->target)) snprintf(w->target, sizeof w->target, "%s", path);
+    if (!watch(w)) REFUSE("cannot write %s '%s': more than %d files open for writing", what, file_shown(path), MAX_OPEN);
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {  // another writer may hold a name: take the next
+        snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld.%u", w->target, (long)getpid(), serial++);
+        fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0 || !(w->f = fdopen(fd, "wb"))) {
+        int e = errno;
+        if (fd >= 0) close(fd), unlink(w->tmp);
+        unwatch(w);
+        REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(e));
+    }
+    return NULL;
+}
+
+// Makes the rename itself durable. A file system that cannot sync a
+// directory (EINVAL) has nothing more to do.
+static int sync_dir(const char *path) {
+    char dir[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return 0;
+    int ok = fsync(fd) == 0 || errno == EINVAL;
+    close(fd);
+    return ok;
+}
+
+const char *file_commit(AtomicFile *w) {
+    if (!w->f) REFUSE("cannot write %s '%s': not open", w->what, file_shown(w->path));
+    int ok = fflush(w->f) == 0 && !ferror(w->f) && fsync(fileno(w->f)) == 0;
+    int e = errno;
+    if (fclose(w->f) != 0 && ok) ok = 0, e = errno;
+    w->f = NULL;
+    if (ok && rename(w->tmp, w->target) != 0) ok = 0, e = errno;
+    if (ok) {
+        unwatch(w);
+        if (!sync_dir(w->target)) REFUSE("cannot write %s '%s': %s", w->what, file_shown(w->path), strerror(errno));
+        return NULL;
+    }
+    unlink(w->tmp);
+    unwatch(w);
+    REFUSE("cannot write %s '%s': %s", w->what, file_shown(w->path), strerror(e ? e : EIO));
+}
+
+void file_abandon(AtomicFile *w) {
+    if (!w->f) return;
+    fclose(w->f);
+    w->f = NULL;
+    unlink(w->tmp);
+    unwatch(w);
+}

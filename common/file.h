@@ -1,0 +1,42 @@
+// file: the paths a run reads and writes. Inputs and outputs are checked
+// before anything is opened (a FIFO or a directory is refused, not waited
+// on), and every output is written atomically: into a temporary file beside
+// the target, flushed and synced, then renamed over it. A failed write leaves
+// the previous file as it was and no partial one. Reasons are one line, with
+// the system's reason kept whole however long the path.
+#ifndef FILE_H
+#define FILE_H
+
+#include <stdio.h>
+
+// path as a message shows it: whole, or its head and tail if it is long.
+// Valid until four more calls.
+const char *file_shown(const char *path);
+// NULL if path is a regular file this process can read; else why not, saying
+// it is the `what` (e.g. "data file"). Opens nothing.
+const char *file_check_input(const char *path, const char *what);
+// NULL if path can be written: it is a regular file or absent, and its
+// directory takes new files (tried with a temporary file, removed at once).
+// Leaves nothing behind.
+const char *file_check_output(const char *path, const char *what);
+// 1 if a and b name the same file, or would once created.
+int file_same(const char *a, const char *b);
+
+typedef struct {
+    FILE *f;                // the temporary file, while open
+    char path[4096];        // the target, as given
+    char target[4096];      // the file replaced: path with its links resolved
+    char tmp[4096 + 32];    // the temporary file beside the target
+    const char *what;       // for messages: "model file", "loss log", ...
+} AtomicFile;
+
+// Opens a temporary file beside path for writing. NULL or why not.
+const char *file_begin(AtomicFile *w, const char *path, const char *what);
+// Flushes, syncs and closes the temporary file, then renames it over the
+// target. NULL, or why not: then the target is as it was and the temporary
+// file is gone.
+const char *file_commit(AtomicFile *w);
+// Closes and removes the temporary file: the target stays as it was.
+void file_abandon(AtomicFile *w);
+
+#endif
