@@ -71,12 +71,12 @@ void bias_grad(float *db, const float *dY, int rows, int cols) {
 
 void relu_forward(float *y, const float *x, size_t n) {
     ON_GPU(cuda_relu_forward(y, x, n));
-    for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    for (size_t i = 0; i < n; i++) y[i] = x[i] <= 0.0f ? 0.0f : x[i];
 }
 
 void relu_backward(float *dx, const float *dy, const float *y, size_t n) {
     ON_GPU(cuda_relu_backward(dx, dy, y, n));
-    for (size_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    for (size_t i = 0; i < n; i++) dx[i] = y[i] <= 0.0f ? 0.0f : dy[i];
 }
 
 void one_hot(float *X, const uint8_t *ctx, int rows, int T, int V) {
@@ -281,8 +281,8 @@ void relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_
     if (dt == DT_F32) { relu_backward(dx, dy, y, n); return; }
     ON_GPU(cuda_relu_backward_dt(dx, dy, y, dt, n));
     const uint16_t *h = y;
-    if (dt == DT_BF16) for (size_t i = 0; i < n; i++) dx[i] = bf16_to_f32(h[i]) > 0.0f ? dy[i] : 0.0f;
-    else for (size_t i = 0; i < n; i++) dx[i] = f16_to_f32(h[i]) > 0.0f ? dy[i] : 0.0f;
+    if (dt == DT_BF16) for (size_t i = 0; i < n; i++) dx[i] = bf16_to_f32(h[i]) <= 0.0f ? 0.0f : dy[i];
+    else for (size_t i = 0; i < n; i++) dx[i] = f16_to_f32(h[i]) <= 0.0f ? 0.0f : dy[i];
 }
 
 void add_to(void *y, const void *x, DType dt, size_t n) {

@@ -138,7 +138,7 @@ void cuda_bias_grad(float *db, const float *dY, int rows, int cols) {
 }
 
 __global__ void k_relu_forward(float *y, const float *x, size_t n) {
-    GRID_STRIDE(i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    GRID_STRIDE(i, n) y[i] = x[i] <= 0.0f ? 0.0f : x[i];
 }
 void cuda_relu_forward(float *y, const float *x, size_t n) {
     if (!n) return;
@@ -147,7 +147,7 @@ void cuda_relu_forward(float *y, const float *x, size_t n) {
 }
 
 __global__ void k_relu_backward(float *dx, const float *dy, const float *y, size_t n) {
-    GRID_STRIDE(i, n) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    GRID_STRIDE(i, n) dx[i] = y[i] <= 0.0f ? 0.0f : dy[i];
 }
 void cuda_relu_backward(float *dx, const float *dy, const float *y, size_t n) {
     if (!n) return;
@@ -358,7 +358,7 @@ void cuda_matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int
 
 __global__ void k_relu_backward_dt(float *dx, const float *dy, const void *y, DType dt,
                                    size_t n) {
-    GRID_STRIDE(i, n) dx[i] = load(y, dt, i) > 0.0f ? dy[i] : 0.0f;
+    GRID_STRIDE(i, n) dx[i] = load(y, dt, i) <= 0.0f ? 0.0f : dy[i];
 }
 void cuda_relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n) {
     if (!n) return;

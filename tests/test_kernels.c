@@ -124,6 +124,22 @@ START_TEST(test_relu) {
 }
 END_TEST
 
+// A NaN goes through ReLU as in PyTorch (relu(nan) = nan, and its gradient
+// passes where y is NaN): a max that turned it into 0 would hide an overflow
+// in the layer below and the run would train on as if nothing happened.
+START_TEST(test_relu_nan) {
+    float x[3] = { NAN, -INFINITY, INFINITY }, y[3], dy[3] = { 1, 2, 3 }, dx[3];
+    relu_forward(y, x, 3);
+    relu_backward(dx, dy, y, 3);
+    ck_assert(isnan(y[0]));
+    ck_assert_float_eq(y[1], 0.0f);
+    ck_assert(isinf(y[2]));
+    ck_assert_float_eq(dx[0], 1.0f);
+    ck_assert_float_eq(dx[1], 0.0f);
+    ck_assert_float_eq(dx[2], 3.0f);
+}
+END_TEST
+
 START_TEST(test_one_hot) {
     int rows = 7, T = 3, V = 27;
     uint8_t ctx[21];
@@ -267,6 +283,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_bias);
     tcase_add_test(tc, test_bias_grad_many_rows);
     tcase_add_test(tc, test_relu);
+    tcase_add_test(tc, test_relu_nan);
     tcase_add_test(tc, test_one_hot);
     tcase_add_test(tc, test_softmax_xent);
     tcase_add_test(tc, test_norm_and_clip);
