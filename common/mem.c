@@ -18,6 +18,9 @@
 // PLACE_MAPPED: a large zeroed host block taken straight from the kernel: its
 // pages are zero already and are not touched until the stage writes them, so
 // a run whose model does not fit is refused (rt_check_memory) before it pages.
+// MAP_NORESERVE: the kernel's overcommit heuristic would refuse a block larger
+// than RAM + swap at mmap, where we could only say which buffer failed; left to
+// rt_check_memory, the refusal names the whole model's bytes against the node's.
 typedef enum { PLACE_HOST, PLACE_MAPPED, PLACE_PINNED, PLACE_GPU } Place;
 #define MAPPED_FROM ((size_t)32 << 20)
 typedef struct { void *p; size_t bytes; MemCat cat; Place place; } Block;
@@ -100,7 +103,7 @@ static void *raw_alloc(Place *place, size_t bytes, int zero) {
 #endif
     if (zero && bytes >= MAPPED_FROM) {
         *place = PLACE_MAPPED;
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         return p == MAP_FAILED ? NULL : p;
     }
     *place = PLACE_HOST;

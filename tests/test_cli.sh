@@ -12,26 +12,11 @@ trap 'rm -rf "$tmp"' EXIT
 printf 'ABC\n123\n' >"$tmp/junk"
 printf 'not a model' >"$tmp/garbage.st"
 small="--hidden 8 --layers 1 --batch 12 --steps 2 --sample 0 --log-every 0"
-ok=0 bad=0
+. tests/expect.sh
 # Where a GPU opens, --device cuda runs (tests/test_gpu.sh grades it); elsewhere
 # it must refuse with one line and exit 2, whether or not the build has CUDA.
 gpu=0
 "$BUILD/bin/lc0_adam" --device cuda $small >/dev/null 2>&1 && gpu=1
-
-# expect N STATUS FRAGMENT PROGRAM ARGS...: exit status and one stderr line containing FRAGMENT.
-expect() {
-  n=$1 want=$2 says=$3; shift 3
-  timeout 60 tools/launch "$n" "$@" >"$tmp/out" 2>"$tmp/err"
-  rc=$?
-  lines=$(grep -c . "$tmp/err")
-  if [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qF -- "$says" "$tmp/err"; then
-    ok=$((ok + 1))
-  else
-    bad=$((bad + 1))
-    echo "FAIL (N=$n): $* -> exit $rc (want $want), $lines stderr lines, want '$says':"
-    sed 's/^/    /' "$tmp/err" | head -5
-  fi
-}
 
 for stage in $stages; do
   bin="$BUILD/bin/$stage"
@@ -136,5 +121,4 @@ for n in 2 3; do
   else bad=$((bad + 1)); echo "FAIL: lc5 --dtype fp32 differs from lc4 at N=$n"; fi
 done
 
-echo "command line: $ok passed, $bad failed"
-[ "$bad" -eq 0 ]
+finish "command line"

@@ -1,10 +1,11 @@
 #!/bin/sh
-# Installs the Debian packages the course needs, only those missing.
+# Installs the Debian packages the course needs, only those missing (procps:
+# pgrep, which tests/test_faults.sh uses to find the ranks).
 # As root it runs apt-get itself; otherwise it prints the exact command and
 # fails, so `make` stops before a confusing compile error.
 set -eu
 
-PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev pkg-config wamerican gnuplot-nox"
+PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev pkg-config wamerican gnuplot-nox procps"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,30 @@
+# Shared by the shell suites: counters and the two checks they are made of.
+# Source it after setting $tmp (a scratch directory); ends with 'finish NAME'.
+ok=0 bad=0
+
+# expect N STATUS FRAGMENT PROGRAM ARGS...: exit status and one stderr line containing FRAGMENT.
+expect() {
+  n=$1 want=$2 says=$3; shift 3
+  timeout 60 tools/launch "$n" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  lines=$(grep -c . "$tmp/err")
+  if [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qF -- "$says" "$tmp/err"; then
+    ok=$((ok + 1))
+  else
+    bad=$((bad + 1))
+    echo "FAIL (N=$n): $* -> exit $rc (want $want), $lines stderr lines, want '$says':"
+    sed 's/^/    /' "$tmp/err" | head -5
+  fi
+}
+
+# check WHAT COMMAND...: the command (a test) succeeds.
+check() {
+  what=$1; shift
+  if "$@"; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "FAIL: $what"; fi
+}
+
+# finish NAME: the tally, and the status of the suite.
+finish() {
+  echo "$1: $ok passed, $bad failed"
+  [ "$bad" -eq 0 ]
+}
