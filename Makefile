@@ -201,6 +201,8 @@ plan: deps
 	@$(MAKE) --no-print-directory build
 	@$(BUILD)/bin/plan --params 7.5e9 --ranks 64 --precision mixed
 	@echo
+	@$(BUILD)/bin/plan --params 2851e6 --largest-layer 32e6 --ranks 8
+	@echo
 	@$(BUILD)/bin/plan --hidden 256 --layers 2 --context 5 --ranks 4 --precision fp32
 
 # ----------------------------------------------------------------------------

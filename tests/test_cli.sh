@@ -83,6 +83,13 @@ out=$("$BUILD/bin/plan" --params 7.5e9 --ranks 64 --precision mixed)
 if echo "$out" | grep -q "120.0 GB" && echo "$out" | grep -q "31.4 GB" && echo "$out" | grep -q "16.6 GB" &&
    echo "$out" | grep -q "1.9 GB"; then ok=$((ok + 1))
 else bad=$((bad + 1)); echo "FAIL: plan does not print the paper's figure:"; echo "$out"; fi
+# DeepSpeed's documented t5-3b example (2851M params, largest layer 32M, 8 GPUs,
+# no offload): its ZeRO-3 estimate prints 6.09GB; today's code gives 11.28GB for ZeRO-2.
+out=$("$BUILD/bin/plan" --params 2851e6 --largest-layer 32e6 --ranks 8)
+if echo "$out" | grep -q "^ZeRO-3 .* 6542750000 .*it prints 6.09GB" &&
+   echo "$out" | grep -q "^ZeRO-2 .* 12116750000 .*it prints 11.28GB"; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: plan does not match DeepSpeed's estimator on t5-3b:"; echo "$out"; fi
+expect 1 2 "--largest-layer goes with --params" "$BUILD/bin/plan" --hidden 8 --layers 1 --ranks 2 --largest-layer 5
 expect 1 2 "--ranks 0: expected a number" "$BUILD/bin/plan" --params 1e9 --ranks 0
 expect 1 2 "give either --params or --hidden and --layers" "$BUILD/bin/plan" --ranks 8
 expect 1 2 "--precision fp8: expected mixed or fp32" "$BUILD/bin/plan" --params 1e9 --ranks 8 --precision fp8
