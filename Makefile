@@ -10,6 +10,7 @@
 #   make plan       model state and traffic per stage for any model (the ZeRO paper's figure)
 #   make compare    the table and plots of the last make run (build/plots)
 #   make diff-lcK   what lecture K changed (unified diff against lecture K-1)
+#   make diff A=lc1 B=lc4   any two stages, the same way
 #   make stages     the course's stage names, in order (scripts and tools read them here)
 #   make exercise LC=K   your copies of lecture K's exercise files, stubbed, in mywork/
 #   make grade [LC=K] [CHECK=id] [N=n]   your files graded, one line per check and N
@@ -92,7 +93,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
 .PHONY: all build run test sanitize clean deps tests bench-comm bench-gpu plan compare stages FORCE \
-        exercise grade solution diff-mine grade-selftest
+        exercise grade solution diff diff-mine grade-selftest
 .DEFAULT_GOAL := all
 
 all: deps
@@ -216,6 +217,15 @@ diff-$(firstword $(subst _, ,$(2))):
 endef
 STAGE_PAIRS = $(join $(addsuffix :,$(wordlist 2,$(words $(STAGES)),x $(STAGES))),$(wordlist 2,$(words $(STAGES)),$(STAGES)))
 $(foreach p,$(STAGE_PAIRS),$(eval $(call diff_rule,$(word 1,$(subst :, ,$(p))),$(word 2,$(subst :, ,$(p))))))
+
+# make diff A=lcI B=lcJ: any two stages, the same way (lcI may be the stage's
+# full name too).
+stage_file = $(firstword $(foreach s,$(STAGES),$(if $(filter $(1) $(1)_%,$(firstword $(subst /, ,$(s)))),$(s))))
+diff:
+	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make diff A=lc1 B=lc4 (stages: $(STAGE_NAMES))" >&2; exit 2; }
+	@[ -n "$(call stage_file,$(A))" ] || { echo "make diff: no stage '$(A)' (stages: $(STAGE_NAMES))" >&2; exit 2; }
+	@[ -n "$(call stage_file,$(B))" ] || { echo "make diff: no stage '$(B)' (stages: $(STAGE_NAMES))" >&2; exit 2; }
+	@tools/lecture_diff.sh $(call stage_file,$(A)).c $(call stage_file,$(B)).c
 
 stages:
 	@echo $(STAGE_NAMES)
