@@ -11,6 +11,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -221,3 +222,22 @@ size_t mem_model_state_bytes(const MemStats *s) {
            s->cur[MEM_ADAM_M] + s->cur[MEM_ADAM_V];
 }
 
+// ----------------------------------------------------------------------------
+// the process as the OS sees it
+
+ProcessMem mem_process(void) {
+    ProcessMem m = { 0 };
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return m;
+    char line[256];
+    unsigned long kib;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "VmRSS: %lu kB", &kib) == 1) m.rss = (size_t)kib << 10;
+        else if (sscanf(line, "VmHWM: %lu kB", &kib) == 1) m.peak = (size_t)kib << 10;
+        else if (sscanf(line, "RssAnon: %lu kB", &kib) == 1) m.anon = (size_t)kib << 10;
+        else if (sscanf(line, "RssFile: %lu kB", &kib) == 1) m.file = (size_t)kib << 10;
+        else if (sscanf(line, "RssShmem: %lu kB", &kib) == 1) m.shmem = (size_t)kib << 10;
+    }
+    fclose(f);
+    return m;
+}

@@ -52,5 +52,13 @@ const char *mem_cat_name(MemCat cat);
 size_t mem_model_state_bytes(const MemStats *s);
 // Number of live allocations (tests use it to find leaks).
 size_t mem_live_count(void);
+// The whole process's resident memory as the OS counts it: the tracked bytes
+// plus everything else (code, libraries, MPI, BLAS, libc). From /proc/self/status;
+// zeros where it cannot be read.
+typedef struct {
+    size_t rss, peak;              // VmRSS, and its peak VmHWM
+    size_t anon, file, shmem;      // RSS split: heaps, mapped files, shared memory
+} ProcessMem;
+ProcessMem mem_process(void);
 
 #endif

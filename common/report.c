@@ -137,9 +137,15 @@ void report_samples(const Args *a, int T, int collective, NextSymbol next, void 
 // ----------------------------------------------------------------------------
 // memory
 
+#ifdef ZC_CUDA
+#define BUILT_WITH_CUDA 1
+#else
+#define BUILT_WITH_CUDA 0
+#endif
+
 MemReport report_memory(const char *formula, double formula_bytes) {
     // One row per category plus the total and the model state: max over ranks.
-    enum { NROW = 2 * MEM_NCAT + 6, GPU = 2 * MEM_NCAT + 3 };
+    enum { NROW = 2 * MEM_NCAT + 11, GPU = 2 * MEM_NCAT + 3, RSS = 2 * MEM_NCAT + 6 };
     MemStats s = mem_stats();
     double v[NROW];
     for (int c = 0; c < MEM_NCAT; c++) {
@@ -159,6 +165,12 @@ MemReport report_memory(const char *formula, double formula_bytes) {
         v[GPU + 2] = (double)used;
     }
 #endif
+    ProcessMem pm = mem_process();
+    v[RSS] = (double)pm.rss;
+    v[RSS + 1] = (double)pm.peak;
+    v[RSS + 2] = (double)pm.anon;
+    v[RSS + 3] = (double)pm.file;
+    v[RSS + 4] = (double)pm.shmem;
     comm_metric_max(v, NROW);
 
     print0("\nmemory per rank (max over %d rank%s)\n", rt.world, rt.world > 1 ? "s" : "");
@@ -169,6 +181,16 @@ MemReport report_memory(const char *formula, double formula_bytes) {
     print0("  model state: formula %s = %.0f bytes, measured %.0f bytes%s\n", formula,
            formula_bytes, v[2 * MEM_NCAT + 2],
            formula_bytes == v[2 * MEM_NCAT + 2] ? " (equal)" : " (DIFFERENT)");
+    // The tracked bytes are the lesson; the process's own count is the honesty.
+    if (v[RSS + 1] > 0) {
+        print0("  the process as the OS counts it (RSS): %.3f MiB now, %.3f MiB peak, beside %.3f MiB tracked "
+               "at peak\n", v[RSS] / MIB, v[RSS + 1] / MIB, v[2 * MEM_NCAT + 1] / MIB);
+        print0("    now: %.3f MiB anonymous (every heap: the tracked buffers, and what MPI, OpenBLAS, libc%s "
+               "allocate for themselves),\n    %.3f MiB mapped from files (the code of the program and its "
+               "libraries), %.3f MiB shared (MPI between the ranks of a node)\n", v[RSS + 2] / MIB,
+               BUILT_WITH_CUDA ? " and the CUDA libraries, loaded by a CUDA build even on the CPU," : "",
+               v[RSS + 3] / MIB, v[RSS + 4] / MIB);
+    }
     if (rt.device == DEV_CUDA)
         print0("  on the GPU: tracked %.3f MiB now, %.3f MiB peak; the device reports %.3f MiB "
                "in use (cudaMemGetInfo: also the CUDA context, cuBLAS and NCCL)\n",

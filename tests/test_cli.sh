@@ -76,6 +76,10 @@ for stage in $stages; do
   got=$(tail -n 1 "$tmp/out" | sed 's/=[^ ]*//g')
   if [ "$got" = "summary $keys" ]; then ok=$((ok + 1))
   else bad=$((bad + 1)); echo "FAIL: $stage summary line: $(tail -n 1 "$tmp/out")"; fi
+  # The process's RSS beside the tracked bytes: present, and never below them.
+  rss=$(sed -n 's/.*(RSS): .* MiB now, \([0-9.]*\) MiB peak, beside \([0-9.]*\) MiB tracked at peak$/\1 \2/p' "$tmp/out")
+  if [ -n "$rss" ] && echo "$rss" | awk '{ exit !($1 >= $2 && $2 > 0) }'; then ok=$((ok + 1))
+  else bad=$((bad + 1)); echo "FAIL: $stage: no RSS line, or RSS below the tracked peak: '$rss'"; fi
 done
 
 # The planner: the ZeRO paper's figure, and bad input.
