@@ -1,5 +1,6 @@
 // test_compare: the parsing of summary lines by tools/compare: a good line
-// gives every value, and each way a line can be malformed gives a reason.
+// gives every value, and each way a line can be malformed gives a reason; and
+// the loss curve's moving average against a sum written out.
 #define COMPARE_TEST
 #include "check_unit.h"
 
@@ -53,11 +54,38 @@ START_TEST(test_malformed_lines) {
 }
 END_TEST
 
+// A trailing mean over 3 steps, fewer at the start: 1, 1.5, 2, 3, 4 for 1..5;
+// and a window of 1 returns the curve unchanged.
+START_TEST(test_moving_average) {
+    const char *curve = "1 1\n2 2\n3 3\n4 4\n5 5\n";
+    double want[] = { 1, 1.5, 2, 3, 4 };
+    for (int window = 1; window <= 3; window += 2) {
+        FILE *in = fmemopen((void *)curve, strlen(curve), "r");
+        char outbuf[256] = "";
+        FILE *out = fmemopen(outbuf, sizeof outbuf, "w");
+        ck_assert_int_eq(moving_average(in, out, window), 5);
+        fclose(in);
+        fclose(out);
+        char *p = outbuf;
+        for (int i = 0; i < 5; i++) {
+            long step;
+            double mean;
+            int used;
+            ck_assert_int_eq(sscanf(p, "%ld %lf%n", &step, &mean, &used), 2);
+            p += used;
+            ck_assert_int_eq(step, i + 1);
+            ck_assert_double_eq_tol(mean, window == 1 ? i + 1 : want[i], 1e-12);
+        }
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("compare");
     TCase *tc = tcase_create("summary lines");
     tcase_add_test(tc, test_good_line);
     tcase_add_test(tc, test_malformed_lines);
+    tcase_add_test(tc, test_moving_average);
     suite_add_tcase(s, tc);
     return s;
 }

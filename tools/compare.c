@@ -3,7 +3,8 @@
 // in the output") from RUN_DIR/<stage>.log and the loss curve from RUN_DIR/<stage>.loss, prints one
 // table, and writes two plots with gnuplot into PLOT_DIR (PNG and SVG):
 // memory.* (model state per rank by category, measured, stacked per stage: the
-// picture of the ZeRO paper's figure) and loss.* (every stage's loss curve).
+// picture of the ZeRO paper's figure) and loss.* (every stage's loss curve, as a
+// moving average).
 //   build/bin/compare build/run build/plots
 // A single process; no MPI. Bad input: one line on stderr, exit status 2.
 #include <errno.h>
@@ -119,38 +120,69 @@ static FILE *open_or_fail(const char *dir, const char *name) {
     return f;
 }
 
-void write_plots(const Summary *s, int n, const char *run_dir_arg, const char *plot_dir) {
-    char run_dir[1024];  // gnuplot runs in plot_dir, so the loss files need absolute paths
-    if (!realpath(run_dir_arg, run_dir)) die("%s: %s", run_dir_arg, strerror(errno));
+// The loss curve as a trailing moving average over window steps (fewer at the
+// start): the raw per-step loss is a band of noise in which six stages that
+// follow one curve cannot be told apart. Reads "step loss" lines from in and
+// writes "step mean" lines to out; returns the number of steps.
+#define LOSS_WINDOW 100
+long moving_average(FILE *in, FILE *out, int window) {
+    double ring[LOSS_WINDOW], sum = 0;
+    long n = 0, step;
+    double loss;
+    if (window > LOSS_WINDOW) window = LOSS_WINDOW;
+    while (fscanf(in, "%ld %lf", &step, &loss) == 2) {
+        if (n >= window) sum -= ring[n % window];
+        ring[n % window] = loss;
+        sum += loss;
+        n++;
+        fprintf(out, "%ld %.6f\n", step, sum / (double)(n < window ? n : window));
+    }
+    return n;
+}
+
+// RUN_DIR/<stage>.loss averaged into PLOT_DIR/<stage>.loss.avg; 0 if there is no loss log.
+static int average_loss(const char *run_dir, const char *plot_dir, const char *stage) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.loss", run_dir, stage);
+    FILE *in = fopen(path, "r");
+    if (!in) return 0;
+    snprintf(path, sizeof path, "%s.loss.avg", stage);
+    FILE *out = open_or_fail(plot_dir, path);
+    long n = moving_average(in, out, LOSS_WINDOW);
+    fclose(in);
+    if (fclose(out) != 0) die("cannot write %s/%s: %s", plot_dir, path, strerror(errno));
+    return n > 0;
+}
+
+void write_plots(const Summary *s, int n, const char *run_dir, const char *plot_dir) {
     FILE *d = open_or_fail(plot_dir, "memory.dat");
-    fprintf(d, "# stage params grads master_params adam_m adam_v (bytes per rank, measured)\n");
+    fprintf(d, "# stage params grads master_params adam_m adam_v (MiB per rank, measured)\n");
     for (int i = 0; i < n; i++) {
         fprintf(d, "%s", s[i].name);
-        for (int k = K_MEM; k < NKEYS; k++) fprintf(d, " %.0f", s[i].v[k]);
+        for (int k = K_MEM; k < NKEYS; k++) fprintf(d, " %.6f", s[i].v[k] / 1048576.0);
         fprintf(d, "\n");
     }
     fclose(d);
+    int have_loss[MAX_STAGES];
+    for (int i = 0; i < n; i++) have_loss[i] = average_loss(run_dir, plot_dir, s[i].name);
     FILE *g = open_or_fail(plot_dir, "course.gp");
     fprintf(g, "# gnuplot script written by tools/compare; run from %s\n", plot_dir);
     for (int t = 0; t < 2; t++) {
         const char *term = t ? "svg size 960,540 noenhanced" : "png size 960,540 noenhanced";
         const char *ext = t ? "svg" : "png";
         fprintf(g, "reset\nset terminal %s\nset output 'memory.%s'\n", term, ext);
-        fprintf(g, "set title 'Model state per rank, measured (bytes)'\nset style data histograms\n"
+        fprintf(g, "set title 'Model state per rank, measured (MiB)'\nset style data histograms\n"
                    "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.7\n"
-                   "set xtics rotate by -20\nset key outside right\nset ylabel 'bytes per rank'\n"
+                   "set xtics rotate by -20\nset key outside right\nset ylabel 'MiB per rank'\n"
                    "plot 'memory.dat' using 2:xtic(1) title 'params', '' using 3 title 'grads', "
                    "'' using 4 title 'master params', '' using 5 title 'Adam m', '' using 6 title 'Adam v'\n");
-        fprintf(g, "reset\nset terminal %s\nset output 'loss.%s'\nset title 'Loss per step, every stage'\n"
-                   "set xlabel 'step'\nset ylabel 'loss'\nset key top right\nplot", term, ext);
+        fprintf(g, "reset\nset terminal %s\nset output 'loss.%s'\n"
+                   "set title 'Loss, moving average over %d steps, every stage'\n"
+                   "set xlabel 'step'\nset ylabel 'loss'\nset key top right\nplot", term, ext, LOSS_WINDOW);
         int first = 1;
         for (int i = 0; i < n; i++) {
-            char path[1200];
-            snprintf(path, sizeof path, "%s/%s.loss", run_dir, s[i].name);
-            FILE *l = fopen(path, "r");
-            if (!l) continue;
-            fclose(l);
-            fprintf(g, "%s '%s' using 1:2 with lines title '%s'", first ? "" : ",", path, s[i].name);
+            if (!have_loss[i]) continue;
+            fprintf(g, "%s '%s.loss.avg' using 1:2 with lines title '%s'", first ? "" : ",", s[i].name, s[i].name);
             first = 0;
         }
         if (first) fprintf(g, " 0 notitle");
