@@ -209,8 +209,9 @@ START_TEST(test_matmul_dt) {
 }
 END_TEST
 
-// relu_backward_dt passes dy where the 16-bit y is > 0: not at +-0, negatives
-// or NaN; at +inf and the smallest subnormal, yes. In place too.
+// relu_backward_dt passes dy where the 16-bit y is not <= 0, as PyTorch's
+// threshold_backward: not at +-0 or negatives; at +inf, the smallest subnormal
+// and NaN (whose gradient must carry on, not vanish), yes. In place too.
 START_TEST(test_relu_backward_dt) {
     const Fmt *fmts[] = { &BF16, &F16 };
     size_t n = 1000;
@@ -226,9 +227,9 @@ START_TEST(test_relu_backward_dt) {
         relu_backward_dt(dx, dy, y, f->dt, n);
         for (size_t i = 0; i < n; i++) {
             float yi = from16(f, y[i]);
-            ck_assert_msg(dx[i] == (yi > 0.0f ? dy[i] : 0.0f), "%s y=%04x", dtype_name(f->dt), y[i]);
+            ck_assert_msg(dx[i] == (yi <= 0.0f ? 0.0f : dy[i]), "%s y=%04x", dtype_name(f->dt), y[i]);
         }
-        ck_assert(dx[2] == dy[2] && dx[4] == dy[4] && dx[0] == 0.0f && dx[6] == 0.0f);
+        ck_assert(dx[2] == dy[2] && dx[4] == dy[4] && dx[0] == 0.0f && dx[6] == dy[6] && dx[7] == dy[7]);
         relu_backward_dt(dy, dy, y, f->dt, n);
         ck_assert_mem_eq(dy, dx, n * 4);
         mem_free(y); mem_free(wide); mem_free(dy); mem_free(dx);

@@ -573,7 +573,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "lc5.2b", 5, "1 2 3 4", "a static scale of 1024 gives the very model of none", test_static_scale_divides };
     g[n++] = (Graded){ "lc5.3a", 10, "2 3 4", "an overflow on one rank: every rank skips, nothing moves", test_overflow_on_one_rank_skips_everywhere };
     g[n++] = (Graded){ "lc5.4a", 10, "1 2 3 4", "the dynamic scale: halved on overflow, doubled after a window", test_dynamic_scale_rule };
-    g[n++] = (Graded){ "lc5.4b", 5, "1 2", "the dynamic scale never passes MAX_SCALE", test_scale_bounded };
+    g[n++] = (Graded){ "lc5.4b", 5, "1 2 3 4", "the dynamic scale never passes MAX_SCALE", test_scale_bounded };
     g[n++] = (Graded){ "lc5.5a", 5, "1 2 3 4", "the formulas: (2 + 2 + 12)Ψ_pad/N, and the traffic", test_formulas };
     g[n++] = (Graded){ "lc5.5b", 5, "1 2 3 4", "memory and bytes exact in every type", test_model_state_and_comm_exact };
     g[n++] = (Graded){ "lc5.0a", 10, "1 2 3 4", "the whole stage in fp32: lc0's losses and model", test_fp32_follows_lc0 };
