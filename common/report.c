@@ -200,6 +200,8 @@ MemReport report_memory(const char *formula, double formula_bytes) {
     int n = 0;
     for (int c = MEM_PARAMS; c <= MEM_ADAM_V; c++)
         n += snprintf(r.fields + n, sizeof r.fields - (size_t)n, " mem_%s=%.0f", mem_cat_name(c), v[2 * c]);
+    for (int c = 0; c < MEM_NCAT; c++)
+        n += snprintf(r.fields + n, sizeof r.fields - (size_t)n, " peak_%s=%.0f", mem_cat_name(c), v[2 * c + 1]);
     return r;
 }
 

@@ -69,7 +69,8 @@ typedef struct {
     size_t state;             // model-state bytes now
     size_t peak;              // peak of the total
     double formula;           // the stage's formula
-    char fields[256];         // " mem_params=B ... mem_adam_v=B" for the summary line
+    char fields[640];         // " mem_params=B ... mem_adam_v=B", then each category's
+                              // peak " peak_params=B ... peak_data=B", for the summary line
 } MemReport;
 
 // Rank 0 prints the memory report: max over ranks of current and peak MiB per

@@ -70,6 +70,8 @@ else bad=$((bad + 1)); echo "FAIL: --help"; fi
 # The summary line is the last line of stdout, with every key in order.
 keys="stage ranks device params steps final_loss model_state_bytes peak_bytes comm_bytes_per_step step_ms"
 keys="$keys model_state_formula mem_params mem_grads mem_master_params mem_adam_m mem_adam_v"
+keys="$keys peak_params peak_grads peak_master_params peak_adam_m peak_adam_v peak_activations"
+keys="$keys peak_comm_buffers peak_data"
 for stage in $stages; do
   n=1; [ "$stage" = lc0_adam ] || n=2
   tools/launch $n "$BUILD/bin/$stage" $small >"$tmp/out" 2>"$tmp/err"

@@ -10,7 +10,8 @@ static const char *good =
     "summary stage=lc2_zero1 ranks=4 device=cpu params=107547 steps=3000 final_loss=1.895169 "
     "model_state_bytes=1075472 peak_bytes=7487040 comm_bytes_per_step=645288 step_ms=3.387 "
     "model_state_formula=1075472 mem_params=430188 mem_grads=430188 mem_master_params=0 mem_adam_m=107548 "
-    "mem_adam_v=107548\n";
+    "mem_adam_v=107548 peak_params=430188 peak_grads=860376 peak_master_params=0 peak_adam_m=107548 "
+    "peak_adam_v=107548 peak_activations=455424 peak_comm_buffers=27136 peak_data=5930976\n";
 
 START_TEST(test_good_line) {
     Summary s;
@@ -21,6 +22,13 @@ START_TEST(test_good_line) {
     ck_assert_double_eq(s.v[K_COMM], 645288);
     ck_assert_double_eq_tol(s.v[K_LOSS], 1.895169, 1e-12);
     ck_assert_double_eq(s.v[K_MEM + 3], 107548);
+    ck_assert_double_eq(s.v[K_PEAK_OF + P_DATA], 5930976);
+    // The peak's parts: grads beyond the slices are in flight.
+    PeakParts q = peak_parts(&s);
+    ck_assert_double_eq(q.state, 430188 + 430188 + 107548 + 107548);
+    ck_assert_double_eq(q.grads_in_flight, 860376 - 430188);
+    ck_assert_double_eq(q.acts, 455424);
+    ck_assert_double_eq(q.buffers, 27136);
 }
 END_TEST
 

@@ -3,8 +3,9 @@
 // in the output") from RUN_DIR/<stage>.log and the loss curve from RUN_DIR/<stage>.loss, prints one
 // table, and writes two plots with gnuplot into PLOT_DIR (PNG and SVG):
 // memory.* (model state per rank by category, measured, stacked per stage: the
-// picture of the ZeRO paper's figure) and loss.* (every stage's loss curve, as a
-// moving average).
+// picture of the ZeRO paper's figure), peak.* (what each stage's peak is made
+// of: the model state, what is in flight, and what ZeRO does not shard) and
+// loss.* (every stage's loss curve, as a moving average).
 //   build/bin/compare build/run build/plots
 // A single process; no MPI. Bad input: one line on stderr, exit status 2.
 #include <errno.h>
@@ -23,9 +24,13 @@
 // The keys the table and plots need, in the order they are stored.
 static const char *keys[] = { "ranks", "params", "model_state_formula", "model_state_bytes", "peak_bytes",
                               "comm_bytes_per_step", "step_ms", "final_loss", "mem_params", "mem_grads",
-                              "mem_master_params", "mem_adam_m", "mem_adam_v" };
-#define NKEYS 13
-enum { K_RANKS, K_PARAMS, K_FORMULA, K_STATE, K_PEAK, K_COMM, K_MS, K_LOSS, K_MEM };
+                              "mem_master_params", "mem_adam_m", "mem_adam_v", "peak_params", "peak_grads",
+                              "peak_master_params", "peak_adam_m", "peak_adam_v", "peak_activations",
+                              "peak_comm_buffers", "peak_data" };
+#define NKEYS 21
+enum { K_RANKS, K_PARAMS, K_FORMULA, K_STATE, K_PEAK, K_COMM, K_MS, K_LOSS, K_MEM,
+       K_PEAK_OF = K_MEM + 5 };  // mem_*: the model state's five categories now; peak_*: every category's peak
+enum { P_PARAMS, P_GRADS, P_MASTER, P_M, P_V, P_ACTS, P_BUFFERS, P_DATA };  // after K_PEAK_OF
 
 typedef struct {
     char name[64];
@@ -154,15 +159,45 @@ static int average_loss(const char *run_dir, const char *plot_dir, const char *s
     return n > 0;
 }
 
-void write_plots(const Summary *s, int n, const char *run_dir, const char *plot_dir) {
+// What a stage's peak is made of, each category at its own peak: the model
+// state it keeps, and on top of it what is only there for a while (full
+// gradients in flight; comm buffers, which in lc4 and lc5 are the gathered
+// layers) or is not sharded at all (activations, data).
+typedef struct { double state, grads_in_flight, buffers, acts, data; } PeakParts;
+PeakParts peak_parts(const Summary *s) {
+    const double *m = s->v + K_MEM, *p = s->v + K_PEAK_OF;
+    PeakParts r;
+    r.state = m[0] + m[1] + m[2] + m[3] + m[4];
+    r.grads_in_flight = fmax(p[P_GRADS] - m[1], 0);
+    r.acts = p[P_ACTS];
+    r.buffers = p[P_BUFFERS];
+    r.data = p[P_DATA];
+    return r;
+}
+
+static void write_memory_data(const Summary *s, int n, const char *plot_dir) {
+    const double mib = 1048576.0;
     FILE *d = open_or_fail(plot_dir, "memory.dat");
     fprintf(d, "# stage params grads master_params adam_m adam_v (MiB per rank, measured)\n");
     for (int i = 0; i < n; i++) {
         fprintf(d, "%s", s[i].name);
-        for (int k = K_MEM; k < NKEYS; k++) fprintf(d, " %.6f", s[i].v[k] / 1048576.0);
+        for (int k = K_MEM; k < K_PEAK_OF; k++) fprintf(d, " %.6f", s[i].v[k] / mib);
         fprintf(d, "\n");
     }
     fclose(d);
+    d = open_or_fail(plot_dir, "peak.dat");
+    fprintf(d, "# stage model_state grads_in_flight comm_buffers activations data peak "
+               "(MiB per rank, each category at its own peak; peak: the total's)\n");
+    for (int i = 0; i < n; i++) {
+        PeakParts q = peak_parts(&s[i]);
+        fprintf(d, "%s %.6f %.6f %.6f %.6f %.6f %.6f\n", s[i].name, q.state / mib, q.grads_in_flight / mib,
+                q.buffers / mib, q.acts / mib, q.data / mib, s[i].v[K_PEAK] / mib);
+    }
+    fclose(d);
+}
+
+void write_plots(const Summary *s, int n, const char *run_dir, const char *plot_dir) {
+    write_memory_data(s, n, plot_dir);
     int have_loss[MAX_STAGES];
     for (int i = 0; i < n; i++) have_loss[i] = average_loss(run_dir, plot_dir, s[i].name);
     FILE *g = open_or_fail(plot_dir, "course.gp");
@@ -176,6 +211,13 @@ void write_plots(const Summary *s, int n, const char *run_dir, const char *plot_
                    "set xtics rotate by -20\nset key outside right\nset ylabel 'MiB per rank'\n"
                    "plot 'memory.dat' using 2:xtic(1) title 'params', '' using 3 title 'grads', "
                    "'' using 4 title 'master params', '' using 5 title 'Adam m', '' using 6 title 'Adam v'\n");
+        fprintf(g, "reset\nset terminal %s\nset output 'peak.%s'\n", term, ext);
+        fprintf(g, "set title 'Peak per rank by category, each at its own peak (the stack bounds the peak)'\n"
+                   "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+                   "set boxwidth 0.7\nset xtics rotate by -20\nset key below\nset ylabel 'MiB per rank'\n"
+                   "plot 'peak.dat' using 2:xtic(1) title 'model state', '' using 3 title 'gradients in flight', "
+                   "'' using 4 title 'comm buffers (lc4, lc5: gathered layers)', '' using 5 title 'activations', "
+                   "'' using 6 title 'data'\n");
         fprintf(g, "reset\nset terminal %s\nset output 'loss.%s'\n"
                    "set title 'Loss, moving average over %d steps, every stage'\n"
                    "set xlabel 'step'\nset ylabel 'loss'\nset key top right\nplot", term, ext, LOSS_WINDOW);
@@ -209,7 +251,7 @@ int main(int argc, char **argv) {
     if (n == 0) die("%s: no stage logs (run make run first)", argv[1]);
     print_table(s, n);
     write_plots(s, n, argv[1], argv[2]);
-    printf("\nplots: %s/memory.png and %s/loss.png (and .svg)\n", argv[2], argv[2]);
+    printf("\nplots: %s/memory.png, %s/peak.png and %s/loss.png (and .svg)\n", argv[2], argv[2], argv[2]);
     return 0;
 }
 #endif
