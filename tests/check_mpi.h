@@ -68,9 +68,25 @@ typedef struct {
 
 #define GRADED_MAX 64
 
+// 1 if the list of ranks ns ("2 3 4") holds n; an empty list holds every n.
+static inline int graded_at(const char *ns, int n) {
+    if (!ns[0]) return 1;
+    for (const char *p = ns; *p;) {
+        char *end;
+        long k = strtol(p, &end, 10);
+        if (end == p) break;
+        if (k == n) return 1;
+        p = end;
+    }
+    return 0;
+}
+
+// The checks graded at this N (make test runs them where the grader does: a
+// check of overlap means nothing at N = 1, where a collective is a no-op).
 static inline Suite *graded_suite(const char *name, const Graded *g, int n) {
     Suite *s = suite_create(name);
     for (int i = 0; i < n; i++) {
+        if (!graded_at(g[i].ns, rt.world)) continue;
         TCase *tc = tcase_create(g[i].id);
         tcase_set_timeout(tc, 0);
         tcase_add_test(tc, g[i].test);
