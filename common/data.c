@@ -1,4 +1,4 @@
-// data: word list -> examples -> per-epoch shuffles -> batch slices.
+// data: word list -> symbols -> per-epoch keyed permutations -> batch slices.
 #include "data.h"
 #include "file.h"
 #include "mem.h"
@@ -42,7 +42,8 @@ static const char *read_file(const char *path, char **buf, size_t *len) {
     return NULL;
 }
 
-// Counts the usable lines and their examples; with d, also writes the examples.
+// Counts the usable lines and their examples; with d, also writes their
+// symbols, each word followed by 0.
 static size_t for_each_word(const char *buf, size_t len, Data *d, size_t *nexamples) {
     size_t words = 0, examples = 0, i = 0;
     while (i < len) {
@@ -54,21 +55,22 @@ static size_t for_each_word(const char *buf, size_t len, Data *d, size_t *nexamp
         for (size_t k = start; k < end && ok; k++) ok = buf[k] >= 'a' && buf[k] <= 'z';
         if (!ok) continue;
         size_t wl = end - start;
-        if (d) {  // second pass: write the examples of this word
-            for (size_t pos = 0; pos <= wl; pos++) {
-                uint8_t *c = d->ctx + (examples + pos) * d->T;
-                for (int t = 0; t < d->T; t++) {
-                    long at = (long)pos - d->T + t;
-                    c[t] = at < 0 ? 0 : (uint8_t)data_symbol(buf[start + at]);
-                }
-                d->target[examples + pos] = pos < wl ? (uint8_t)data_symbol(buf[start + pos]) : 0;
-            }
+        if (d) {  // second pass: the word's symbols, then its end
+            for (size_t k = 0; k < wl; k++) d->text[examples + k] = (uint8_t)data_symbol(buf[start + k]);
+            d->text[examples + wl] = 0;
         }
         words++;
         examples += wl + 1;
     }
     *nexamples = examples;
     return words;
+}
+
+// The permutation's domain: 4^h >= n, so it splits into two halves of h bits.
+static int half_bits_for(size_t n) {
+    int h = 1;
+    while (h < 32 && ((uint64_t)1 << (2 * h)) < n) h++;
+    return h;
 }
 
 const char *data_load(Data *d, const char *path, int T, uint64_t seed) {
@@ -91,44 +93,61 @@ const char *data_load(Data *d, const char *path, int T, uint64_t seed) {
     d->n = n;
     d->nwords = words;
     d->seed = seed;
-    d->ctx = mem_alloc(MEM_DATA, n * (size_t)T);
-    d->target = mem_alloc(MEM_DATA, n);
-    d->perm = mem_alloc(MEM_DATA, n * sizeof(uint32_t));
-    d->perm_epoch = -1;
+    d->text = mem_alloc(MEM_DATA, n);
+    d->key_epoch = -1;
+    d->half_bits = half_bits_for(n);
     for_each_word(buf, len, d, &n);
     mem_free(buf);
     return NULL;
 }
 
 void data_free(Data *d) {
-    mem_free(d->ctx);
-    mem_free(d->target);
-    mem_free(d->perm);
+    mem_free(d->text);
     memset(d, 0, sizeof *d);
 }
 
 // ----------------------------------------------------------------------------
 // batches
 
-static void shuffle(Data *d, long epoch) {
-    Rng r = rng_stream(d->seed, RNG_STREAM_SHUFFLE + (uint64_t)epoch);
-    for (size_t i = 0; i < d->n; i++) d->perm[i] = (uint32_t)i;
-    for (size_t i = d->n - 1; i > 0; i--) {  // Fisher-Yates
-        size_t j = (size_t)rng_below(&r, i + 1);
-        uint32_t t = d->perm[i];
-        d->perm[i] = d->perm[j];
-        d->perm[j] = t;
+// A Feistel network over [0, 4^h): each round swaps the halves and mixes one
+// into the other with a keyed hash, which is a bijection whatever the hash.
+// Values at or past n walk on through the network until they land below n (a
+// bijection of [0, n): cycle walking; 4^h < 4n, so about two steps at most on
+// average). The keys come from the seed and the epoch: each epoch its own order.
+size_t data_order(Data *d, long epoch, size_t i) {
+    if (epoch != d->key_epoch) {
+        for (int k = 0; k < DATA_ROUNDS; k++) d->keys[k] = rng_hash(d->seed, RNG_STREAM_SHUFFLE + (uint64_t)epoch, (uint64_t)k);
+        d->key_epoch = epoch;
     }
-    d->perm_epoch = epoch;
+    int h = d->half_bits;
+    uint64_t mask = ((uint64_t)1 << h) - 1, x = i;
+    do {
+        uint64_t left = x >> h, right = x & mask;
+        for (int k = 0; k < DATA_ROUNDS; k++) {
+            uint64_t next = left ^ (rng_mix(right ^ d->keys[k]) & mask);
+            left = right;
+            right = next;
+        }
+        x = left << h | right;
+    } while (x >= d->n);
+    return (size_t)x;
+}
+
+int data_example(const Data *d, size_t e, uint8_t *ctx) {
+    // Walking back from e: the symbols of its word, until the 0 that ends the
+    // word before (or the start of the text); older context is '.'.
+    int t = d->T, inside = 1;
+    for (size_t back = 1; back <= (size_t)d->T; back++) {
+        inside = inside && back <= e && d->text[e - back] != 0;
+        ctx[--t] = inside ? d->text[e - back] : 0;
+    }
+    return d->text[e];
 }
 
 void data_batch(Data *d, long step, int B, int first, int count, uint8_t *ctx, int *targets) {
     for (int k = 0; k < count; k++) {
         uint64_t pos = (uint64_t)step * (uint64_t)B + (uint64_t)first + (uint64_t)k;
-        long epoch = (long)(pos / d->n);
-        if (epoch != d->perm_epoch) shuffle(d, epoch);
-        uint32_t e = d->perm[pos % d->n];
-        memcpy(ctx + (size_t)k * d->T, d->ctx + (size_t)e * d->T, (size_t)d->T);
-        targets[k] = d->target[e];
+        size_t e = data_order(d, (long)(pos / d->n), (size_t)(pos % d->n));
+        targets[k] = data_example(d, e, ctx + (size_t)k * d->T);
     }
 }

@@ -1,5 +1,6 @@
 // test_data: words to examples, and batches that are deterministic, cover every
-// example once per epoch, and split across ranks into contiguous slices.
+// example once per epoch (the keyed permutation is a bijection at every size),
+// and split across ranks into contiguous slices.
 #include "check_unit.h"
 
 #include <stdio.h>
@@ -28,15 +29,26 @@ START_TEST(test_examples) {
     ck_assert_ptr_null(data_load(&d, p, 2, 1));
     ck_assert_uint_eq(d.nwords, 4);              // ab c xyz d
     ck_assert_uint_eq(d.n, 3 + 2 + 4 + 2);
+    // The text: each word's symbols, then 0.
+    const uint8_t want_text[] = { 1, 2, 0, 3, 0, 24, 25, 26, 0, 4, 0 };
+    ck_assert_mem_eq(d.text, want_text, sizeof want_text);
     // "ab": (..->a) (.a->b) (ab->.)
     const uint8_t want_ctx[] = { 0, 0, 0, 1, 1, 2 }, want_t[] = { 1, 2, 0 };
-    ck_assert_mem_eq(d.ctx, want_ctx, 6);
-    ck_assert_mem_eq(d.target, want_t, 3);
+    uint8_t ctx[2];
+    for (int e = 0; e < 3; e++) {
+        ck_assert_int_eq(data_example(&d, (size_t)e, ctx), want_t[e]);
+        ck_assert_mem_eq(ctx, want_ctx + 2 * e, 2);
+    }
+    // "c" after "ab": its context does not reach back into "ab": (..->c) (.c->.)
+    ck_assert_int_eq(data_example(&d, 3, ctx), 3);
+    ck_assert(ctx[0] == 0 && ctx[1] == 0);
+    ck_assert_int_eq(data_example(&d, 4, ctx), 0);
+    ck_assert(ctx[0] == 0 && ctx[1] == 3);
     // "xyz" starts at example 5: (..->x) (.x->y) (xy->z) (yz->.)
-    ck_assert_uint_eq(d.ctx[(5 + 3) * 2], 25);
-    ck_assert_uint_eq(d.ctx[(5 + 3) * 2 + 1], 26);
-    ck_assert_uint_eq(d.target[5 + 3], 0);
-    ck_assert_uint_eq(d.target[5 + 2], 26);
+    ck_assert_int_eq(data_example(&d, 5 + 3, ctx), 0);
+    ck_assert(ctx[0] == 25 && ctx[1] == 26);
+    ck_assert_int_eq(data_example(&d, 5 + 2, ctx), 26);
+    ck_assert(ctx[0] == 24 && ctx[1] == 25);
     ck_assert_int_eq(data_symbol('.'), 0);
     ck_assert_int_eq(data_symbol('z'), 26);
     ck_assert_int_eq(data_char(1), 'a');
@@ -53,15 +65,32 @@ START_TEST(test_batches) {
     int B = 12;
     uint8_t ctx[12 * 3], ctx2[12 * 3];
     int tg[12], tg2[12];
-    // One epoch of batches visits every example exactly once.
+    // One epoch's order is a bijection of the examples, at every size (the
+    // permutation works on a power of 4 and walks values past n back in).
     ck_assert_uint_eq(n, 46);
-    int seen[64] = { 0 }, half = 23, t23[23];
-    uint8_t c23[23 * 3];
-    for (long s = 0; s < 2; s++) {
-        data_batch(&d, s, half, 0, half, c23, t23);
-        for (int k = 0; k < half; k++) seen[d.perm[s * half + k]]++;
+    for (size_t size = 1; size <= 300; size++) {
+        Data z = d;
+        z.n = size;
+        z.key_epoch = -1;
+        z.half_bits = 1;
+        while (((size_t)1 << (2 * z.half_bits)) < size) z.half_bits++;
+        int seen[300] = { 0 };
+        for (size_t i = 0; i < size; i++) seen[data_order(&z, 2, i)]++;
+        for (size_t i = 0; i < size; i++) ck_assert_msg(seen[i] == 1, "n = %zu: example %zu seen %d times", size, i, seen[i]);
     }
+    // A batch of the first half and one of the second: every example once.
+    int seen[64] = { 0 }, half = 23;
+    for (long s = 0; s < 2; s++)
+        for (int k = 0; k < half; k++) seen[data_order(&d, 0, (size_t)(s * half + k))]++;
     for (size_t i = 0; i < n; i++) ck_assert_int_eq(seen[i], 1);
+    // The batch holds those examples.
+    uint8_t c23[23 * 3], one[3];
+    int t23[23];
+    data_batch(&d, 1, half, 0, half, c23, t23);
+    for (int k = 0; k < half; k++) {
+        ck_assert_int_eq(t23[k], data_example(&d, data_order(&d, 0, (size_t)(half + k)), one));
+        ck_assert_mem_eq(c23 + 3 * k, one, 3);
+    }
     // Same seed, same batches; ranks' slices are contiguous parts of the global batch.
     for (long s = 0; s < 9; s++) {  // crosses epoch boundaries
         data_batch(&d, s, B, 0, B, ctx, tg);
@@ -72,15 +101,15 @@ START_TEST(test_batches) {
         ck_assert_mem_eq(tg, tg2, sizeof tg);
     }
     // Epochs are shuffled differently, and other seeds give other orders.
-    uint32_t first[46];
-    data_batch(&d, 0, B, 0, 1, ctx, tg);
-    memcpy(first, d.perm, sizeof first);
-    data_batch(&d, 4, B, 0, 1, ctx, tg);  // epoch 1
-    ck_assert(memcmp(first, d.perm, sizeof first) != 0);
+    size_t first[46], moved = 0;
+    for (size_t i = 0; i < n; i++) first[i] = data_order(&d, 0, i);
+    for (size_t i = 0; i < n; i++) moved += first[i] != data_order(&d, 1, i);
+    ck_assert_uint_gt(moved, n / 2);
     data_free(&e);
     ck_assert_ptr_null(data_load(&e, p, 3, 8));
-    data_batch(&e, 0, B, 0, 1, ctx, tg);
-    ck_assert(memcmp(first, e.perm, sizeof first) != 0);
+    moved = 0;
+    for (size_t i = 0; i < n; i++) moved += first[i] != data_order(&e, 0, i);
+    ck_assert_uint_gt(moved, n / 2);
     data_free(&d);
     data_free(&e);
 }
