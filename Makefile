@@ -204,7 +204,7 @@ plan: deps
 	@echo
 	@$(BUILD)/bin/plan --params 2851e6 --largest-layer 32e6 --ranks 8
 	@echo
-	@$(BUILD)/bin/plan --hidden 256 --layers 2 --context 5 --ranks 4 --precision fp32
+	@$(BUILD)/bin/plan --hidden 128 --layers 6 --context 5 --ranks 4 --precision fp32
 
 # ----------------------------------------------------------------------------
 # lectures side by side

@@ -24,8 +24,8 @@ typedef struct {
 static const Opt opts[] = {
     { "data", T_STR, F(data), "/usr/share/dict/words", 0, 0, NULL, "word list, one word per line" },
     { "context", T_INT, F(context), "5", 1, 32, NULL, "characters of context T" },
-    { "hidden", T_INT, F(hidden), "256", 1, 65536, NULL, "width of the hidden layers" },
-    { "layers", T_INT, F(layers), "2", 0, 64, NULL, "hidden Linear+ReLU layers L" },
+    { "hidden", T_INT, F(hidden), "128", 1, 65536, NULL, "width of the hidden layers" },
+    { "layers", T_INT, F(layers), "6", 0, 64, NULL, "hidden Linear+ReLU layers L" },
     { "batch", T_INT, F(batch), "384", 1, 1 << 20, NULL, "global batch B (examples per step)" },
     { "accum", T_INT, F(accum), "1", 1, 1024, NULL, "micro-batches per step" },
     { "steps", T_LONG, F(steps), "3000", 1, 1e9, NULL, "optimizer steps" },

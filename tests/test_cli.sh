@@ -64,7 +64,7 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "rank 1: injected failure" "$
 else bad=$((bad + 1)); echo "FAIL: abort on one rank -> exit $rc"; cat "$tmp/err"; fi
 
 # --help: the options with defaults, exit 0.
-if "$BUILD/bin/lc0_adam" --help | grep -q -- "--hidden .*default 256"; then ok=$((ok + 1))
+if "$BUILD/bin/lc0_adam" --help | grep -q -- "--hidden .*default 128"; then ok=$((ok + 1))
 else bad=$((bad + 1)); echo "FAIL: --help"; fi
 
 # The summary line is the last line of stdout, with every key in order.
@@ -83,6 +83,32 @@ for stage in $stages; do
   if [ -n "$rss" ] && echo "$rss" | awk '{ exit !($1 >= $2 && $2 > 0) }'; then ok=$((ok + 1))
   else bad=$((bad + 1)); echo "FAIL: $stage: no RSS line, or RSS below the tracked peak: '$rss'"; fi
 done
+
+# The story of the course in its own peak numbers: on the default model at
+# N = 4, the peak per rank falls from lc1 to lc2 to lc3 to lc4, and lc5's is
+# below lc4's; by category, the model state falls as the formulas say, the
+# full gradients in flight appear with lc3 and halve in lc5, and what ZeRO does
+# not shard (the data, and lc1-lc4's activations) is the same in every stage.
+: >"$tmp/peaks"
+for stage in lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
+  tools/launch 4 "$BUILD/bin/$stage" --steps 3 --sample 0 --log-every 0 | tail -n 1 >>"$tmp/peaks"
+done
+if awk '
+  { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[NR, kv[1]] = kv[2] }
+    state[NR] = v[NR, "mem_params"] + v[NR, "mem_grads"] + v[NR, "mem_master_params"] + v[NR, "mem_adam_m"] + v[NR, "mem_adam_v"]
+    flight[NR] = v[NR, "peak_grads"] - v[NR, "mem_grads"] }
+  function no(why) { print "  " why; bad = 1 }
+  END {
+    if (NR != 5) no("expected 5 summary lines, got " NR)
+    for (k = 2; k <= 5; k++) if (!(v[k, "peak_bytes"] < v[k - 1, "peak_bytes"])) no("peak of stage " k " not below stage " k - 1)
+    for (k = 2; k <= 4; k++) if (!(state[k] < state[k - 1])) no("model state of stage " k " not below stage " k - 1)
+    if (state[5] != state[4]) no("lc5 model state differs from lc4 (16 bytes per parameter both)")
+    if (flight[1] != 0 || flight[2] != 0) no("lc1/lc2 hold gradients beyond their own")
+    if (!(flight[3] > 0) || flight[4] != flight[3] || 2 * flight[5] != flight[4]) no("gradients in flight: " flight[3] " " flight[4] " " flight[5])
+    for (k = 2; k <= 5; k++) if (v[k, "peak_data"] != v[1, "peak_data"]) no("data differs between stages")
+    for (k = 2; k <= 4; k++) if (v[k, "peak_activations"] != v[1, "peak_activations"]) no("activations differ lc1-lc4")
+    exit bad }' "$tmp/peaks" >"$tmp/why"; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: the peaks per rank do not tell the ZeRO story:"; cat "$tmp/why"; fi
 
 # The planner: the ZeRO paper's figure, and bad input.
 out=$("$BUILD/bin/plan" --params 7.5e9 --ranks 64 --precision mixed)
