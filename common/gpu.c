@@ -2,6 +2,7 @@
 // Plain C: the kernels themselves live in kernels_cuda.cu.
 #include "gpu.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 static struct {
@@ -107,4 +108,12 @@ void gpu_mem_info(size_t *used, size_t *total) {
     size_t free_b = 0;
     CHECK_CUDA(cudaMemGetInfo(&free_b, total));
     *used = *total - free_b;
+}
+
+size_t gpu_pool_peak(void) {
+    cudaMemPool_t pool;
+    uint64_t high = 0;  // the attribute is a cuuint64_t, which is a uint64_t
+    CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool, g.id));
+    CHECK_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &high));
+    return (size_t)high;
 }

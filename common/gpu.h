@@ -41,5 +41,8 @@ int gpu_is_device(const void *p);
 void gpu_sync(void);
 // Bytes in use on the device as the driver sees it, and its total.
 void gpu_mem_info(size_t *used, size_t *total);
+// The most the device's default memory pool (where the stages' buffers come
+// from) has held from the device at once since it was created.
+size_t gpu_pool_peak(void);
 
 #endif

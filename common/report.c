@@ -145,7 +145,7 @@ void report_samples(const Args *a, int T, int collective, NextSymbol next, void 
 
 MemReport report_memory(const char *formula, double formula_bytes) {
     // One row per category plus the total and the model state: max over ranks.
-    enum { NROW = 2 * MEM_NCAT + 11, GPU = 2 * MEM_NCAT + 3, RSS = 2 * MEM_NCAT + 6 };
+    enum { NROW = 2 * MEM_NCAT + 12, GPU = 2 * MEM_NCAT + 3, RSS = 2 * MEM_NCAT + 6, POOL = 2 * MEM_NCAT + 11 };
     MemStats s = mem_stats();
     double v[NROW];
     for (int c = 0; c < MEM_NCAT; c++) {
@@ -158,11 +158,13 @@ MemReport report_memory(const char *formula, double formula_bytes) {
     v[GPU] = (double)s.gpu_cur;
     v[GPU + 1] = (double)s.gpu_peak;
     v[GPU + 2] = 0.0;  // what the driver says is in use on the device
+    v[POOL] = 0.0;     // the most the device's memory pool held at once
 #ifdef ZC_CUDA
     if (rt.device == DEV_CUDA) {
         size_t used = 0, total = 0;
         gpu_mem_info(&used, &total);
         v[GPU + 2] = (double)used;
+        v[POOL] = (double)gpu_pool_peak();
     }
 #endif
     ProcessMem pm = mem_process();
@@ -192,9 +194,9 @@ MemReport report_memory(const char *formula, double formula_bytes) {
                v[RSS + 3] / MIB, v[RSS + 4] / MIB);
     }
     if (rt.device == DEV_CUDA)
-        print0("  on the GPU: tracked %.3f MiB now, %.3f MiB peak; the device reports %.3f MiB "
-               "in use (cudaMemGetInfo: also the CUDA context, cuBLAS and NCCL)\n",
-               v[GPU] / MIB, v[GPU + 1] / MIB, v[GPU + 2] / MIB);
+        print0("  on the GPU: tracked %.3f MiB now, %.3f MiB peak; the device reports %.3f MiB in use now "
+               "(cudaMemGetInfo: the whole device, also the CUDA context, cuBLAS and NCCL), and its memory pool "
+               "held at most %.3f MiB\n", v[GPU] / MIB, v[GPU + 1] / MIB, v[GPU + 2] / MIB, v[POOL] / MIB);
     MemReport r = { .state = (size_t)v[2 * MEM_NCAT + 2], .peak = (size_t)v[2 * MEM_NCAT + 1],
                     .formula = formula_bytes };
     int n = 0;
