@@ -48,7 +48,8 @@ END_TEST
 START_TEST(test_fp16_near_lc0) { grade_follows_lc0(runs, nruns, "--dtype fp16", LOSS_TOL_FP16, PARAM_TOL_FP16); }
 END_TEST
 
-// The loss after `steps` steps of the default model at batch 252.
+// The mean loss of the last 50 of `steps` steps of the default model at batch
+// 252 (one batch's loss is noise of a few percent).
 static double train_default(const char *dtype, long steps, long *skipped) {
     char n[16];
     snprintf(n, sizeof n, "%ld", steps);
@@ -57,19 +58,23 @@ static double train_default(const char *dtype, long steps, long *skipped) {
     Trainer t;
     setup_from(&t, dtype, 11, argv);
     double loss = 0;
-    for (long s = 0; s < t.a.steps; s++) loss = train_step(&t, s);
+    for (long s = 0; s < t.a.steps; s++) {
+        double l = train_step(&t, s);
+        if (s >= t.a.steps - 50) loss += l / 50;
+    }
     *skipped = t.scaler.skipped;
     trainer_teardown(&t);
     return loss;
 }
 
 START_TEST(test_bf16_converges_with_fp32) {
-    // 300 steps of the default model: from ln 27 = 3.30 both reach 2.21; bf16
-    // ended within 2e-3 of fp32 (relative) at N = 1..4, and skipped nothing.
+    // 300 steps of the default model (six hidden layers of 128): from ln 27 =
+    // 3.30 both average 2.41-2.42 over the last 50 steps; bf16 was within 5e-3
+    // of fp32 (relative) at N = 1..4, and skipped nothing.
     long skipped, none;
     double bf16 = train_default("bf16", 300, &skipped), fp32 = train_default("fp32", 300, &none);
-    if (rt.rank == 0 && getenv("ZC_VERBOSE")) printf("  after 300 steps: bf16 %.4f, fp32 %.4f\n", bf16, fp32);
-    CK_ALL(fp32 < 2.3 && fabs(bf16 - fp32) <= 1e-2 * fp32 && skipped == 0,
+    if (rt.rank == 0 && getenv("ZC_VERBOSE")) printf("  last 50 of 300 steps: bf16 %.4f, fp32 %.4f\n", bf16, fp32);
+    CK_ALL(fp32 < 2.5 && fabs(bf16 - fp32) <= 1e-2 * fp32 && skipped == 0,
            "bf16 ended at %.4f, fp32 at %.4f (skipped %ld)", bf16, fp32, skipped);
 }
 END_TEST
