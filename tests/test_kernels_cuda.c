@@ -54,6 +54,25 @@ static void assert_same_bits(const void *a, const void *b, size_t bytes, const c
     ck_assert_msg(memcmp(a, b, bytes) == 0, "%s (n=%zu): GPU and CPU differ", what, n);
 }
 
+// 1 if element i of a dt array is a NaN.
+static int is_nan_at(const void *p, DType dt, size_t i) {
+    if (dt == DT_F32) return isnan(((const float *)p)[i]);
+    uint16_t v = ((const uint16_t *)p)[i];
+    return dt == DT_BF16 ? (v & 0x7f80) == 0x7f80 && (v & 0x007f) : (v & 0x7c00) == 0x7c00 && (v & 0x03ff);
+}
+
+// Where arithmetic is involved: the same bits, except that a NaN matches any
+// NaN. The GPU returns a canonical NaN from arithmetic where x86 keeps the
+// operand's sign and payload; pure conversions keep bit equality (above).
+static void assert_same_values(const void *a, const void *b, DType dt, size_t n, const char *what) {
+    size_t e = dtype_size(dt);
+    for (size_t i = 0; i < n; i++) {
+        int na = is_nan_at(a, dt, i), nb = is_nan_at(b, dt, i);
+        ck_assert_msg(na == nb && (na || memcmp((const char *)a + i * e, (const char *)b + i * e, e) == 0),
+                      "%s (n=%zu): GPU and CPU differ at %zu", what, n, i);
+    }
+}
+
 // ----------------------------------------------------------------------------
 // linear layers
 
@@ -263,7 +282,7 @@ START_TEST(test_mixed_precision) {
             float *rx = from_gpu(gx, b4);
             void *ah = from_gpu(gh2, bd);
             assert_same_bits(rx, x, b4, "round_to", n);
-            assert_same_bits(ah, h2, bd, "copy_dt + add_to", n);
+            assert_same_values(ah, h2, dt, n, "copy_dt + add_to");
             int fc, fg;
             ON_CPU(fc = all_finite_dt(h2, dt, n));
             ON_GPU(fg = all_finite_dt(gh2, dt, n));
@@ -347,6 +366,17 @@ static Suite *suite(void) {
 // ON_CPU flip the runtime's device around each call).
 int main(void) {
     rt.prog = "test_kernels_cuda";
+    // The NaN test of assert_same_values, which runs with or without a GPU:
+    // any NaN of each type is one (a canonical one and one with sign and
+    // payload), an infinity is not.
+    uint16_t b[] = { 0x7fc0, 0xffc1, 0x7f80 }, f[] = { 0x7e00, 0xfc01, 0x7c00 };
+    float x[] = { NAN, -NAN, INFINITY };
+    for (size_t i = 0; i < 3; i++)
+        if (is_nan_at(b, DT_BF16, i) != (i < 2) || is_nan_at(f, DT_F16, i) != (i < 2) ||
+            is_nan_at(x, DT_F32, i) != (i < 2)) {
+            printf("test_kernels_cuda: FAILED, is_nan_at is wrong at %zu\n", i);
+            return EXIT_FAILURE;
+        }
     const char *why = gpu_open(0);
     if (why) {
         printf("test_kernels_cuda: SKIPPED, 7 GPU-vs-CPU tests not run: %s\n", why);
