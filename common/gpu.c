@@ -15,17 +15,50 @@ static _Thread_local int bound;  // this thread has called cudaSetDevice
 // ----------------------------------------------------------------------------
 // lifetime
 
+// "CUDA 12.4" from CUDA's 12040.
+static const char *cuda_version(int v, char *buf, size_t len) {
+    snprintf(buf, len, "CUDA %d.%d", v / 1000, v % 1000 / 10);
+    return buf;
+}
+
+// Free pool memory goes back to the driver at every synchronization while the
+// pool's release threshold is 0 (the default), so a step that frees and
+// allocates again pays the driver each time: keep it all.
+static const char *keep_pool_memory(void) {
+    int pools = 0;
+    CHECK_CUDA(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, g.id));
+    if (!pools) return "--device cuda: this GPU or driver has no stream-ordered memory pools (cudaMallocAsync), "
+                      "which the course allocates from";
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool, g.id));
+    CHECK_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    return NULL;
+}
+
 const char *gpu_open(int local_rank) {
-    static char why[256];
+    static char why[320];
     cudaError_t e = cudaGetDeviceCount(&g.count);
     if (e != cudaSuccess || g.count == 0) {
-        snprintf(why, sizeof why, "--device cuda: no usable GPU on this machine (%s)",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device visible");
+        // The versions tell a broken setup from a machine without a GPU: a
+        // build for a newer CUDA than the driver supports fails the same way.
+        int driver = 0, runtime = 0;
+        char d[64], r[32];
+        (void)cudaDriverGetVersion(&driver);
+        (void)cudaRuntimeGetVersion(&runtime);
+        (void)cudaGetLastError();
+        if (driver > 0) snprintf(d, sizeof d, "the driver supports %s", cuda_version(driver, r, sizeof r));
+        else snprintf(d, sizeof d, "no CUDA driver is installed");
+        snprintf(why, sizeof why, "--device cuda: no usable GPU on this machine (%s; %s, this build's runtime is %s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device visible", d,
+                 cuda_version(runtime, r, sizeof r));
         return why;
     }
     g.id = local_rank % g.count;
     CHECK_CUDA(cudaSetDevice(g.id));
     bound = 1;
+    const char *no_pools = keep_pool_memory();
+    if (no_pools) return no_pools;
     // Non-blocking: neither stream waits for the legacy default stream.
     CHECK_CUDA(cudaStreamCreateWithFlags(&g.compute, cudaStreamNonBlocking));
     CHECK_CUDA(cudaStreamCreateWithFlags(&g.comm, cudaStreamNonBlocking));
@@ -60,10 +93,14 @@ const char *gpu_describe(void) { return g.describe; }
 void *gpu_alloc(size_t bytes, int zero) {
     gpu_bind_thread();
     void *p = NULL;
-    if (cudaMallocAsync(&p, bytes ? bytes : 1, g.compute) != cudaSuccess) {
-        (void)cudaGetLastError();  // clear the sticky-free out-of-memory error
+    cudaError_t e = cudaMallocAsync(&p, bytes ? bytes : 1, g.compute);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();  // out of memory is not sticky: clear it, the caller says why
         return NULL;
     }
+    // Anything else (a sticky error left by a faulting kernel, a broken
+    // context) is not "out of memory" and must not be reported as such.
+    if (e != cudaSuccess) fatal("cudaMallocAsync of %zu bytes: %s", bytes, cudaGetErrorString(e));
     if (zero) CHECK_CUDA(cudaMemsetAsync(p, 0, bytes, g.compute));
     return p;
 }
@@ -76,10 +113,12 @@ void gpu_free(void *p) {
 void *gpu_alloc_pinned(size_t bytes) {
     gpu_bind_thread();
     void *p = NULL;
-    if (cudaMallocHost(&p, bytes ? bytes : 1) != cudaSuccess) {
+    cudaError_t e = cudaMallocHost(&p, bytes ? bytes : 1);
+    if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
         return NULL;
     }
+    if (e != cudaSuccess) fatal("cudaMallocHost of %zu bytes: %s", bytes, cudaGetErrorString(e));
     return p;
 }
 
@@ -94,11 +133,11 @@ void gpu_copy(void *dst, const void *src, size_t bytes) {
 }
 
 int gpu_is_device(const void *p) {
+    if (!p) return 0;
+    // Since CUDA 11 a plain host pointer is no error (its type is
+    // cudaMemoryTypeUnregistered): an error here is a real one.
     struct cudaPointerAttributes a;
-    if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
+    CHECK_CUDA(cudaPointerGetAttributes(&a, p));
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 

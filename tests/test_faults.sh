@@ -161,4 +161,21 @@ check "a killed rank is named" grep -q "launch: rank 1 (node .*) died of signal 
 expect 1 2 "--ranks 2.5: expected a whole number" "$BUILD/bin/plan" --params 1e9 --ranks 2.5
 expect 1 2 "--layers 7.5: expected a whole number" "$BUILD/bin/plan" --hidden 1024 --layers 7.5 --ranks 8
 
+# ------------------------------------------------------------------------------
+# A GPU that nvidia-smi lists but that cannot be opened fails the GPU suites
+# (where none opens here; with a fake nvidia-smi first on the PATH).
+
+if ! "$BUILD/bin/lc0_adam" --device cuda $small >/dev/null 2>&1; then
+  mkdir "$tmp/bin"
+  printf '#!/bin/sh\necho "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)"\n' >"$tmp/bin/nvidia-smi"
+  chmod +x "$tmp/bin/nvidia-smi"
+  PATH="$tmp/bin:$PATH" tests/test_gpu.sh "$BUILD" >"$tmp/out" 2>&1
+  check "a listed GPU that cannot be opened fails test_gpu" test $? -ne 0
+  check "and says so" grep -q "nvidia-smi lists 1 GPU(s) but none could be opened" "$tmp/out"
+  if [ -x "$BUILD/test/test_kernels_cuda" ]; then
+    PATH="$tmp/bin:$PATH" "$BUILD/test/test_kernels_cuda" >"$tmp/out" 2>&1
+    check "a listed GPU that cannot be opened fails test_kernels_cuda" test $? -ne 0
+  fi
+fi
+
 finish "faults"

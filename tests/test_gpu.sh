@@ -20,7 +20,14 @@ probe=$("$B/lc0_adam" --device cuda --steps 1 --log-every 0 --sample 0 2>&1 >/de
 rc=$?
 if [ $rc -ne 0 ]; then
   case $probe in
-    *"no usable GPU"*|*"no CUDA support"*) echo "test_gpu: SKIPPED, no stage ran on a GPU: $probe"; exit 0 ;;
+    *"no usable GPU"*|*"no CUDA support"*)
+      # A GPU that nvidia-smi lists but that cannot be opened is a broken setup
+      # (a driver older than the build's runtime, say), not a machine without one.
+      listed=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+      if [ "${listed:-0}" -gt 0 ]; then
+        echo "test_gpu: FAILED, nvidia-smi lists $listed GPU(s) but none could be opened: $probe"; exit 1
+      fi
+      echo "test_gpu: SKIPPED, no stage ran on a GPU: $probe"; exit 0 ;;
     *) echo "test_gpu: FAILED: lc0_adam --device cuda exited $rc: $probe"; exit 1 ;;
   esac
 fi

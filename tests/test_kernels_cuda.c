@@ -362,6 +362,17 @@ static Suite *suite(void) {
     return s;
 }
 
+// The GPUs nvidia-smi lists (0 where it is missing or lists none).
+static int gpus_listed(void) {
+    FILE *p = popen("nvidia-smi -L 2>/dev/null", "r");
+    if (!p) return 0;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, p)) n += strncmp(line, "GPU ", 4) == 0;
+    (void)pclose(p);
+    return n;
+}
+
 // A single process, no MPI: the GPU's kernels against the CPU's (ON_GPU and
 // ON_CPU flip the runtime's device around each call).
 int main(void) {
@@ -379,6 +390,13 @@ int main(void) {
         }
     const char *why = gpu_open(0);
     if (why) {
+        // A GPU that nvidia-smi lists but that cannot be opened is a broken
+        // setup (a driver older than the build's runtime, say): a failure.
+        int listed = gpus_listed();
+        if (listed > 0) {
+            printf("test_kernels_cuda: FAILED, nvidia-smi lists %d GPU(s) but none could be opened: %s\n", listed, why);
+            return EXIT_FAILURE;
+        }
         printf("test_kernels_cuda: SKIPPED, 7 GPU-vs-CPU tests not run: %s\n", why);
         return EXIT_SUCCESS;
     }
