@@ -123,6 +123,14 @@ void report_samples(const Args *a, int T, int collective, NextSymbol next, void 
         for (;;) {
             next(model, ctx, probs);
             int c = rng_categorical(&r, probs, VOCAB);
+            // Every rank must feed the same symbol back, or the forwards' gathers
+            // part ways and hang; their logits can differ in the last bit (mixed
+            // hardware, another BLAS), so rank 0 draws and the others take its symbol.
+            if (collective) {
+                double v = rt.rank == 0 ? (double)c : -1.0;
+                comm_metric_max(&v, 1);
+                c = (int)v;
+            }
             if (c == 0 || len == (int)sizeof word - 1) break;
             word[len++] = data_char(c);
             memmove(ctx, ctx + 1, (size_t)T - 1);

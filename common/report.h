@@ -61,7 +61,7 @@ const char *nonfinite_layer(int l, int out, int in, const float *x, size_t first
 typedef void (*NextSymbol)(void *model, const uint8_t *ctx, float *probs);
 // Rank 0 prints --sample words drawn from the model, one symbol at a time, from
 // the seed's sampling stream. collective: every rank runs the loop (its forward
-// needs every rank); else rank 0 alone.
+// needs every rank) and takes rank 0's draw; else rank 0 alone.
 void report_samples(const Args *a, int T, int collective, NextSymbol next, void *model);
 
 // Max over ranks of what the memory report measured.

@@ -312,6 +312,33 @@ END_TEST
 // ----------------------------------------------------------------------------
 // the checks (0 points: project tests, which make test runs and make grade does not)
 
+// A model whose ranks disagree: rank 0 puts all mass on 'a', the others on
+// 'z'. report_samples must feed every rank rank 0's draw, so every rank sees
+// the same contexts; it records a hash of them.
+static uint64_t seen_hash;
+static int seen_calls;
+static void disagreeing_next(void *model, const uint8_t *ctx, float *probs) {
+    (void)model;
+    for (int t = 0; t < 3; t++) seen_hash = seen_hash * 1099511628211ull + ctx[t] + 1;
+    seen_calls++;
+    for (int v = 0; v < VOCAB; v++) probs[v] = 0.0f;
+    probs[rt.rank == 0 ? (seen_calls % 4 ? 1 : 0) : 26] = 1.0f;  // rank 0: "aaa" words
+}
+
+START_TEST(test_samples_follow_rank_0) {
+    Args a;
+    char err[256];
+    char *argv[] = { "t", "--sample", "3" };
+    ck_assert_int_eq(args_parse(&a, 3, argv, OPTIONS, rt.world, err, sizeof err), ARGS_OK);
+    seen_hash = 0;
+    seen_calls = 0;
+    report_samples(&a, 3, 1, disagreeing_next, NULL);
+    double v[4] = { (double)(seen_hash >> 11), -(double)(seen_hash >> 11), seen_calls, -seen_calls };
+    comm_metric_max(v, 4);
+    CK_ALL(v[0] == -v[1] && v[2] == -v[3], "the ranks fed different symbols back into the model: they would part ways");
+}
+END_TEST
+
 static int checks(Graded *g) {
     int n = 0;
     g[n++] = (Graded){ "lc4.1a", 10, "1 2 3 4", "gather_params: each layer whole, from every rank's slice", test_gather_params_result };
@@ -326,6 +353,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "init-by-slices", 0, "", "init-by-slices", test_init_by_slices };
     g[n++] = (Graded){ "init-file-and-save", 0, "", "init-file-and-save", test_init_file_and_save };
     g[n++] = (Graded){ "follows-lc0-hand-written-collectives", 0, "", "follows-lc0-hand-written-collectives", test_follows_lc0_hand_written_collectives };
+    g[n++] = (Graded){ "samples-follow-rank-0", 0, "", "samples-follow-rank-0", test_samples_follow_rank_0 };
     g[n++] = (Graded){ "no-leaks", 0, "", "no-leaks", test_no_leaks };
     return n;
 }
