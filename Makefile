@@ -187,9 +187,13 @@ GPU_MODEL ?= --hidden 4096 --layers 8 --batch 4096 --steps 30 --log-every 10 --s
 bench-gpu: deps
 	@$(MAKE) --no-print-directory build
 	@$(BUILD)/bin/bench_adam -d cuda -p 67108864 -n 50
-	@for run in "lc0_adam" "lc5_mixed_precision --dtype bf16" "lc5_mixed_precision --dtype fp32"; do \
+	@for run in "lc0_adam" "lc5_mixed_precision --dtype bf16 --comm nccl" "lc5_mixed_precision --dtype fp32 --comm nccl" \
+	    "lc5_mixed_precision --dtype bf16 --comm mpi"; do \
 	  echo "== $$run --device cuda $(GPU_MODEL)"; \
 	  $(BUILD)/bin/$$run --device cuda $(GPU_MODEL) | grep -E '^step|^summary' || exit 1; done
+	@echo "== lc5_mixed_precision --dtype bf16 --comm nccl, the pool handing memory back at every sync (ZC_POOL_RELEASE=1)"
+	@ZC_POOL_RELEASE=1 $(BUILD)/bin/lc5_mixed_precision --dtype bf16 --comm nccl --device cuda $(GPU_MODEL) | \
+	  grep -E '^step|^summary' || exit 1
 
 # The course side by side from the logs of make run: a table, and plots in build/plots.
 compare: deps

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static struct {
     int id, count, open;
@@ -23,12 +25,15 @@ static const char *cuda_version(int v, char *buf, size_t len) {
 
 // Free pool memory goes back to the driver at every synchronization while the
 // pool's release threshold is 0 (the default), so a step that frees and
-// allocates again pays the driver each time: keep it all.
+// allocates again pays the driver each time: keep it all. ZC_POOL_RELEASE=1
+// leaves the default, to measure what it costs (make bench-gpu).
 static const char *keep_pool_memory(void) {
     int pools = 0;
     CHECK_CUDA(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, g.id));
     if (!pools) return "--device cuda: this GPU or driver has no stream-ordered memory pools (cudaMallocAsync), "
                       "which the course allocates from";
+    const char *release = getenv("ZC_POOL_RELEASE");
+    if (release && strcmp(release, "1") == 0) return NULL;
     cudaMemPool_t pool;
     uint64_t keep = UINT64_MAX;
     CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool, g.id));
