@@ -44,31 +44,36 @@ UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
 COMMON   = base args theory file dtype rng $(CUDA_LOW) mem comm_backend comm_mpi comm_ring $(CUDA_MID) \
            data ckpt comm kernels_cpu rt trace report
 
-# CUDA: built whenever nvcc is found, so every machine with the toolkit compiles
-# the GPU path (CUDA=0 or CUDA=1 forces it). CUDA_ARCH covers Ampere (sm_80) and
-# Hopper (sm_90) with code for each, plus PTX that newer GPUs compile at load.
-NVCC      ?= $(shell command -v nvcc 2>/dev/null)
-CUDA      ?= $(if $(NVCC),1,0)
-CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+# CUDA: built whenever the toolkit and NCCL are found (tools/find_cuda.sh: nvcc
+# on PATH or in /usr/local/cuda*, NCCL in NCCL_HOME, the toolkit, the system or
+# pip), so every machine with them compiles the GPU path. CUDA=1 asks for it
+# (a missing piece stops the build with one line naming it), CUDA=0 turns it
+# off. CUDA_ARCH covers Ampere (sm_80) and Hopper (sm_90) with code for each,
+# plus PTX that newer GPUs compile at load.
+CUDA      ?= auto
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
-NCCL_HOME ?= $(CUDA_HOME)
 comma     := ,
-ifeq ($(CUDA),1)
-ifeq ($(NVCC),)
-$(error CUDA=1 but nvcc is not on PATH (set NVCC=/path/to/nvcc))
+ifneq ($(CUDA),0)
+CUDA_FOUND := $(shell NVCC='$(NVCC)' CUDA_HOME='$(CUDA_HOME)' NCCL_HOME='$(NCCL_HOME)' \
+                      tools/find_cuda.sh $(CUDA) || echo NOT_FOUND)
+ifneq ($(filter NOT_FOUND,$(CUDA_FOUND)),)
+$(error CUDA=1 asked for, and a piece is missing (the line above says which))
 endif
+$(foreach kv,$(CUDA_FOUND),$(eval override $(kv)))
+endif
+ifeq ($(CUDA),1)
 CUDA_LOW   = gpu
 CUDA_MID   = kernels_cuda comm_staging comm_nccl
-CUDA_LIBDIRS = $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(NCCL_HOME)/lib)
-CFLAGS    += -DZC_CUDA -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include
+CUDA_LIBDIRS = $(sort $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib) $(NCCL_LIBDIR))
+CFLAGS    += -DZC_CUDA -I$(CUDA_HOME)/include -I$(NCCL_INC)
 CUDA_LIBS  = $(addprefix -L,$(CUDA_LIBDIRS)) $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_LIBDIRS)) \
              -lcublas -lcudart -lstdc++
-LDLIBS    += $(CUDA_LIBS) -lnccl
+LDLIBS    += $(CUDA_LIBS) $(NCCL_LIB)
 UNIT_LDLIBS += $(CUDA_LIBS)
 # --fmad=false: no fused multiply-adds, so elementwise kernels give the CPU's bits.
 NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCH) --fmad=false -Xcompiler -Wall,-Wextra -DZC_CUDA \
-             -I$(NCCL_HOME)/include
+             -I$(NCCL_INC)
 endif
 # The course: the one list of its stages (directory/source), in order. Scripts
 # get the names from `make stages` (or ZC_STAGES), tools at compile time.

@@ -24,6 +24,7 @@ run() {
 }
 
 run "layers of common/" tests/test_layers.sh "$BUILD"
+run "finding CUDA and NCCL" tests/test_find_cuda.sh
 for t in test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_compare; do
   run "$t" "$BUILD/test/$t"
 done
