@@ -1,7 +1,7 @@
 # zero-course: one entry point. `make run` and `make test` install what is
 # missing (Debian packages), build, and run the course or its tests.
 #
-#   make run        every stage that exists, on the CPU, default data
+#   make run        every stage that exists, on the CPU, default data (DEVICE=cuda: on the GPUs)
 #   make test       every test suite (Check); non-zero exit on any failure
 #   make all        binaries in build/bin/
 #   make sanitize   the test suites built with AddressSanitizer + UBSan
@@ -22,6 +22,7 @@
 
 BUILD   ?= build
 RANKS   ?= 4
+DEVICE  ?= cpu
 CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
@@ -166,7 +167,7 @@ $(BUILD)/test/%: tests/%.c $(wildcard tests/*.h) $(wildcard tools/*.c) $(BUILD)/
 
 run: deps
 	@$(MAKE) --no-print-directory build
-	@tools/run_course.sh $(BUILD) $(RANKS)
+	@tools/run_course.sh $(BUILD) $(RANKS) $(DEVICE)
 
 test: deps
 	@$(MAKE) --no-print-directory build
