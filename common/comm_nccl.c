@@ -6,9 +6,14 @@
 #include "comm_backend.h"
 #include "base.h"
 #include "gpu.h"
+#include "mem.h"
 
 #include <mpi.h>
 #include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define CHECK_NCCL(call) do { ncclResult_t r_ = (call); if (r_ != ncclSuccess) \
     fatal("%s: %s%s", #call, ncclGetErrorString(r_), r_ == ncclInvalidUsage ? \
@@ -36,9 +41,37 @@ static ncclRedOp_t nccl_op(RedOp op) {
     }
 }
 
+// NCCL needs one GPU per rank: two ranks of one host on one GPU make
+// ncclCommInitRank fail or hang. Every rank all-gathers its host (NCCL_HOSTID
+// where set, as NCCL itself does, else the host name) and its GPU's PCI bus
+// id; a clash is bad input, said once by rank 0, exit 2 on every rank.
+#define PLACE_LEN 192
+static void check_one_gpu_per_rank(void) {
+    char mine[PLACE_LEN] = "", *all = mem_alloc_host(MEM_COMM_BUFFERS, (size_t)rt.world * PLACE_LEN), bus[64] = "";
+    const char *host = getenv("NCCL_HOSTID");
+    char name[64] = "";
+    if (!host || !*host) host = gethostname(name, sizeof name - 1) == 0 ? name : "?";
+    CHECK_CUDA(cudaDeviceGetPCIBusId(bus, (int)sizeof bus, gpu_device_id()));
+    snprintf(mine, sizeof mine, "%s|%s", host, bus);
+    CHECK_MPI(MPI_Allgather(mine, PLACE_LEN, MPI_CHAR, all, PLACE_LEN, MPI_CHAR, MPI_COMM_WORLD));
+    for (int a = 0; a < rt.world; a++)
+        for (int b = a + 1; b < rt.world; b++)
+            if (strcmp(all + (size_t)a * PLACE_LEN, all + (size_t)b * PLACE_LEN) == 0) {
+                char *cut = strchr(all + (size_t)a * PLACE_LEN, '|');
+                if (cut) *cut = '\0';
+                if (rt.rank == 0)
+                    fatal_input("--comm nccl: ranks %d and %d share GPU %s on host %s, and NCCL needs one GPU per "
+                                "rank: use --comm mpi, or as many GPUs as ranks", a, b, cut ? cut + 1 : "?",
+                                all + (size_t)a * PLACE_LEN);
+                CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));  // rank 0's exit ends us all
+            }
+    mem_free(all);
+}
+
 // On the main thread, with nothing in flight: every rank joins one communicator.
 static void nccl_open(void) {
     if (opened) return;
+    check_one_gpu_per_rank();
     ncclUniqueId id;
     if (rt.rank == 0) CHECK_NCCL(ncclGetUniqueId(&id));
     CHECK_MPI(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));

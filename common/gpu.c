@@ -91,6 +91,7 @@ void gpu_bind_thread(void) {
 cudaStream_t gpu_compute_stream(void) { return g.compute; }
 cudaStream_t gpu_comm_stream(void) { return g.comm; }
 const char *gpu_describe(void) { return g.describe; }
+int gpu_device_id(void) { return g.id; }
 
 // ----------------------------------------------------------------------------
 // memory

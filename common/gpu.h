@@ -25,6 +25,8 @@ cudaStream_t gpu_compute_stream(void);
 cudaStream_t gpu_comm_stream(void);
 // "NVIDIA H100 80GB HBM3 (GPU 0 of 1)" after gpu_open.
 const char *gpu_describe(void);
+// The CUDA device this process opened.
+int gpu_device_id(void);
 
 // Device memory, ordered on the compute stream (so a buffer freed every step
 // costs no device-wide synchronization); NULL when the device is out of memory.

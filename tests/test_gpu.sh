@@ -33,6 +33,8 @@ if [ $rc -ne 0 ]; then
 fi
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') || gpus=1
 ARGS="--steps 30 --hidden 64 --layers 2 --batch 96 --log-every 0 --sample 0"
+printf '#!/bin/sh\nNCCL_HOSTID=rank${OMPI_COMM_WORLD_RANK:-0} exec "$@"\n' >"$out/hostid.sh"  # a host id per rank
+chmod +x "$out/hostid.sh"
 fails=0 checks=0
 
 # same NAME TOL LOG_A LOG_B: every step's loss within TOL relative.
@@ -50,7 +52,7 @@ same() {
 run() {
   name=$1 n=$2 stage=$3; shift 3
   # shellcheck disable=SC2086
-  if ! tools/launch "$n" "$B/$stage" $ARGS --loss-log "$out/$name" "$@" >"$out/$name.out" 2>&1; then
+  if ! tools/launch "$n" ${WRAP:-} "$B/$stage" $ARGS --loss-log "$out/$name" "$@" >"$out/$name.out" 2>&1; then
     echo "FAIL $name: $stage exited non-zero"; tail -3 "$out/$name.out"; fails=$((fails + 1))
     : >"$out/$name"
   fi
@@ -70,7 +72,25 @@ for s in lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3; do
     run "$s.nccl" 2 "$s" --device cuda --comm nccl
     same "$s gpu N=2 nccl" 1e-5 "$out/$s.nccl" "$out/$s.cpu"
   fi
+  # NCCL at N = 2 and 3 on one GPU: each rank its own host id, so NCCL takes
+  # them for separate hosts (socket transport over loopback) and in-place
+  # offsets, uneven counts and 16-bit sums really run through it.
+  for n in 2 3; do
+    [ $n = 2 ] || run "$s.cpu$n" $n "$s"
+    ref=$out/$s.cpu$n; [ $n = 2 ] && ref=$out/$s.cpu
+    WRAP=$out/hostid.sh run "$s.hostid$n" $n "$s" --device cuda --comm nccl
+    same "$s gpu N=$n nccl, one GPU, a host id per rank" 1e-5 "$out/$s.hostid$n" "$ref"
+  done
 done
+# Without host ids, ranks on one GPU are refused with one line, exit 2.
+if [ "$gpus" -lt 2 ]; then
+  checks=$((checks + 1))
+  tools/launch 2 "$B/lc2_zero1" $ARGS --device cuda --comm nccl >/dev/null 2>"$out/share.err"
+  rc=$?
+  if [ $rc -eq 2 ] && [ "$(grep -c . "$out/share.err")" -eq 1 ] && grep -q "share GPU" "$out/share.err"; then
+    echo "ok   two ranks on one GPU with --comm nccl: refused"
+  else echo "FAIL two ranks on one GPU with --comm nccl: exit $rc"; cat "$out/share.err"; fails=$((fails + 1)); fi
+fi
 for dt in fp32:1e-5 bf16:2e-3 fp16:1e-3; do
   d=${dt%%:*} tol=${dt#*:}
   run "lc5.$d.cpu" 2 lc5_mixed_precision --dtype "$d"
