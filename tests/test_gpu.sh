@@ -82,6 +82,35 @@ for s in lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3; do
     same "$s gpu N=$n nccl, one GPU, a host id per rank" 1e-5 "$out/$s.hostid$n" "$ref"
   done
 done
+# The options that change what runs where, on GPU buffers at N = 3 (uneven
+# shards) through the host backends: accumulation with clipping and small
+# buckets (lc3), no prefetch (lc4), the hand-written ring (lc2).
+for v in "lc3_zero2:--accum 2 --clip 0.5 --bucket-mb 0.01" "lc4_zero3:--prefetch 0 --clip 0.5" \
+         "lc2_zero1:--comm ring" "lc4_zero3:--comm ring"; do
+  s=${v%%:*} opts=${v#*:} tag=$(echo "$v" | tr -c 'a-z0-9\n' _)
+  # shellcheck disable=SC2086
+  run "$tag.cpu" 3 "$s" $opts
+  case $opts in *--comm*) ;; *) opts="$opts --comm mpi" ;; esac
+  # shellcheck disable=SC2086
+  run "$tag.gpu" 3 "$s" $opts --device cuda
+  same "$s $opts gpu N=3" 1e-5 "$out/$tag.gpu" "$out/$tag.cpu"
+done
+# fp16 with dynamic loss scaling through NCCL, a host id per rank.
+run lc5.fp16.cpu 2 lc5_mixed_precision --dtype fp16
+WRAP=$out/hostid.sh run lc5.fp16.nccl 2 lc5_mixed_precision --dtype fp16 --device cuda --comm nccl
+same "lc5_mixed_precision fp16 gpu N=2 nccl" 1e-3 "$out/lc5.fp16.nccl" "$out/lc5.fp16.cpu"
+# Save on the GPU, start again from it on the GPU and on the CPU: the same first loss.
+run lc4.save 2 lc4_zero3 --device cuda --comm mpi --save-model "$out/gpu.st"
+run lc4.init.gpu 2 lc4_zero3 --device cuda --comm mpi --init "$out/gpu.st"
+run lc4.init.cpu 2 lc4_zero3 --init "$out/gpu.st"
+same "lc4_zero3 --init of a model saved on the GPU" 1e-5 "$out/lc4.init.gpu" "$out/lc4.init.cpu"
+# Every collective of every host backend on GPU buffers: no wrong element.
+checks=$((checks + 1))
+if tools/launch 2 "$BUILD/bin/bench_comm" -d cuda -B 'mpi ring naive' -b 1K -e 1M -f 8 -w 1 -n 2 >"$out/bench" 2>&1 &&
+   awk '!/^#/ && NF == 8 { rows++; if ($8 != 0) bad++ } END { exit !(rows > 0 && bad == 0) }' "$out/bench"; then
+  echo "ok   bench_comm -d cuda: every backend, every size, #wrong 0"
+else echo "FAIL bench_comm -d cuda"; tail -5 "$out/bench"; fails=$((fails + 1)); fi
+
 # Without host ids, ranks on one GPU are refused with one line, exit 2.
 if [ "$gpus" -lt 2 ]; then
   checks=$((checks + 1))
@@ -100,7 +129,7 @@ done
 run lc5.nccl1 1 lc5_mixed_precision --dtype bf16 --device cuda --comm nccl
 run lc5.cpu1 1 lc5_mixed_precision --dtype bf16
 same "lc5_mixed_precision bf16 gpu N=1 nccl" 2e-3 "$out/lc5.nccl1" "$out/lc5.cpu1"
-[ "$gpus" -ge 2 ] || echo "note: one GPU, so NCCL ran at one rank only"
+[ "$gpus" -ge 2 ] || echo "note: one GPU, so NCCL ran at N = 2 and 3 with a host id per rank"
 
 echo "test_gpu: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]
