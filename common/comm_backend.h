@@ -50,6 +50,8 @@ extern const CommBackend comm_backend_nccl;
 // buffer, runs the collective, and copies the result back.
 uint64_t comm_run_staged(const CommBackend *b, const CommOp *op, void *ready);
 void comm_staging_free(void);
+// Bytes the staging buffers hold now (part of comm_buffers): page-locked host, GPU.
+void comm_staging_bytes(size_t *host, size_t *gpu);
 #endif
 
 // "all_reduce", "reduce_scatter", ...

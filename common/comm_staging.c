@@ -25,6 +25,11 @@ static size_t recv_bytes(const CommOp *o) {
     return o->kind == COLL_REDUCE_SCATTER || o->kind == COLL_SCATTER ? p / (size_t)rt.world : p;
 }
 
+void comm_staging_bytes(size_t *host, size_t *gpu) {
+    *host = host_stage.cap;
+    *gpu = gpu_stage.cap;
+}
+
 static char *stage(int gpu, size_t bytes) {
     Stage *st = gpu ? &gpu_stage : &host_stage;
     if (bytes > st->cap) {

@@ -153,7 +153,8 @@ void report_samples(const Args *a, int T, int collective, NextSymbol next, void 
 
 MemReport report_memory(const char *formula, double formula_bytes) {
     // One row per category plus the total and the model state: max over ranks.
-    enum { NROW = 2 * MEM_NCAT + 12, GPU = 2 * MEM_NCAT + 3, RSS = 2 * MEM_NCAT + 6, POOL = 2 * MEM_NCAT + 11 };
+    enum { NROW = 2 * MEM_NCAT + 14, GPU = 2 * MEM_NCAT + 3, RSS = 2 * MEM_NCAT + 6, POOL = 2 * MEM_NCAT + 11,
+           STAGE = 2 * MEM_NCAT + 12 };
     MemStats s = mem_stats();
     double v[NROW];
     for (int c = 0; c < MEM_NCAT; c++) {
@@ -167,12 +168,17 @@ MemReport report_memory(const char *formula, double formula_bytes) {
     v[GPU + 1] = (double)s.gpu_peak;
     v[GPU + 2] = 0.0;  // what the driver says is in use on the device
     v[POOL] = 0.0;     // the most the device's memory pool held at once
+    v[STAGE] = v[STAGE + 1] = 0.0;  // of comm_buffers, the staging buffers (host, GPU)
 #ifdef ZC_CUDA
     if (rt.device == DEV_CUDA) {
         size_t used = 0, total = 0;
         gpu_mem_info(&used, &total);
         v[GPU + 2] = (double)used;
         v[POOL] = (double)gpu_pool_peak();
+        size_t host_stage, gpu_stage;
+        comm_staging_bytes(&host_stage, &gpu_stage);
+        v[STAGE] = (double)host_stage;
+        v[STAGE + 1] = (double)gpu_stage;
     }
 #endif
     ProcessMem pm = mem_process();
@@ -205,6 +211,10 @@ MemReport report_memory(const char *formula, double formula_bytes) {
         print0("  on the GPU: tracked %.3f MiB now, %.3f MiB peak; the device reports %.3f MiB in use now "
                "(cudaMemGetInfo: the whole device, also the CUDA context, cuBLAS and NCCL), and its memory pool "
                "held at most %.3f MiB\n", v[GPU] / MIB, v[GPU + 1] / MIB, v[GPU + 2] / MIB, v[POOL] / MIB);
+    if (rt.device == DEV_CUDA && v[STAGE] + v[STAGE + 1] > 0)
+        print0("  of comm_buffers, staging: %.3f MiB of page-locked host memory and %.3f MiB on the GPU, where the "
+               "collectives are copied to the side their backend reads (not the stage's own buffers)\n",
+               v[STAGE] / MIB, v[STAGE + 1] / MIB);
     MemReport r = { .state = (size_t)v[2 * MEM_NCAT + 2], .peak = (size_t)v[2 * MEM_NCAT + 1],
                     .formula = formula_bytes };
     int n = 0;
