@@ -567,11 +567,8 @@ const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor
     w->left = off;
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)len >> (8 * i));
-    if (fwrite(len8, 1, 8, w->out.f) != 8 || fwrite(header, 1, len, w->out.f) != len) {
-        int e = errno;
-        file_abandon(&w->out);
-        REFUSE("cannot write model file '%s': %s", file_shown(path), strerror(e));
-    }
+    if (fwrite(len8, 1, 8, w->out.f) != 8 || fwrite(header, 1, len, w->out.f) != len)
+        return file_fail(&w->out, errno);
     return NULL;
 }
 
@@ -607,11 +604,10 @@ const char *ckpt_append(CkptWriter *w, const float *data, size_t count) {
         err = check_finite(w, data, count, w->done);
         if (!err && fwrite(data, 4, count, w->out.f) != count) err = write_failed;
     }
+    if (err == write_failed) return file_fail(&w->out, errno);
     if (err) {
-        int e = errno;
         file_abandon(&w->out);
-        if (err != write_failed) return err;
-        REFUSE("cannot write model file '%s': %s", file_shown(w->out.path), strerror(e));
+        return err;
     }
     w->left -= (uint64_t)count * 4;
     w->done += (uint64_t)count * 4;

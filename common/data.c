@@ -95,7 +95,6 @@ const char *data_load(Data *d, const char *path, int T, uint64_t seed) {
     d->seed = seed;
     d->text = mem_alloc(MEM_DATA, n);
     d->key_epoch = -1;
-    d->half_bits = half_bits_for(n);
     for_each_word(buf, len, d, &n);
     mem_free(buf);
     return NULL;
@@ -117,6 +116,7 @@ void data_free(Data *d) {
 size_t data_order(Data *d, long epoch, size_t i) {
     if (epoch != d->key_epoch) {
         for (int k = 0; k < DATA_ROUNDS; k++) d->keys[k] = rng_hash(d->seed, RNG_STREAM_SHUFFLE + (uint64_t)epoch, (uint64_t)k);
+        d->half_bits = half_bits_for(d->n);
         d->key_epoch = epoch;
     }
     int h = d->half_bits;

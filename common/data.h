@@ -26,7 +26,7 @@ typedef struct {
     uint64_t seed;
     long key_epoch;               // the epoch whose keys are below (-1: none)
     uint64_t keys[DATA_ROUNDS];   // its permutation's round keys
-    int half_bits;                // the permutation works on [0, 4^half_bits) >= n
+    int half_bits;                // with them: the permutation works on [0, 4^half_bits) >= n
 } Data;
 
 // Reads the word list (lowercase a-z lines only; others skipped). Returns NULL,

@@ -203,3 +203,8 @@ void file_abandon(AtomicFile *w) {
     unlink(w->tmp);
     unwatch(w);
 }
+
+const char *file_fail(AtomicFile *w, int e) {
+    file_abandon(w);
+    REFUSE("cannot write %s '%s': %s", w->what, file_shown(w->path), strerror(e ? e : EIO));
+}

@@ -38,5 +38,8 @@ const char *file_begin(AtomicFile *w, const char *path, const char *what);
 const char *file_commit(AtomicFile *w);
 // Closes and removes the temporary file: the target stays as it was.
 void file_abandon(AtomicFile *w);
+// A write to w failed with errno e: abandons it and says why, in the words of
+// every other write error ("cannot write <what> '<path>': <reason>").
+const char *file_fail(AtomicFile *w, int e);
 
 #endif

@@ -73,7 +73,7 @@ void progress_end_step(Progress *p, long s, double loss, const char *extra) {
     steptime_record(1e3 * (now_s() - p->step_start));
     p->window_steps++;
     if (p->loss_log.f && fprintf(p->loss_log.f, "%ld %.9g\n", s + 1, loss) < 0)
-        fatal("cannot write loss log '%s': %s", file_shown(p->a->loss_log), strerror(errno));
+        fatal("%s", file_fail(&p->loss_log, errno));
     long steps = p->a->steps;
     int every = p->a->log_every;
     if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps || !isfinite(loss))) {
@@ -153,8 +153,9 @@ void report_samples(const Args *a, int T, int collective, NextSymbol next, void 
 
 MemReport report_memory(const char *formula, double formula_bytes) {
     // One row per category plus the total and the model state: max over ranks.
-    enum { NROW = 2 * MEM_NCAT + 14, GPU = 2 * MEM_NCAT + 3, RSS = 2 * MEM_NCAT + 6, POOL = 2 * MEM_NCAT + 11,
-           STAGE = 2 * MEM_NCAT + 12 };
+    // Rows: current and peak per category, the totals and the model state, then
+    // the GPU's three, the process's five, the pool's one and staging's two.
+    enum { GPU = 2 * MEM_NCAT + 3, RSS = GPU + 3, POOL = RSS + 5, STAGE = POOL + 1, NROW = STAGE + 2 };
     MemStats s = mem_stats();
     double v[NROW];
     for (int c = 0; c < MEM_NCAT; c++) {

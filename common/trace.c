@@ -164,14 +164,7 @@ const char *trace_write(const char *path) {
                      "\"limit_bytes_per_rank\":%zu}}", first ? "" : ",\n", dropped[0], tr.limit) >= 0;
     if (rt.rank == 0 && !err) {
         if (ok) ok = fputs("\n]}\n", out.f) >= 0;
-        static char reason[1024];
-        if (!ok) {
-            snprintf(reason, sizeof reason, "cannot write trace '%s': %s", file_shown(path), strerror(errno));
-            file_abandon(&out);
-            err = reason;
-        } else {
-            err = file_commit(&out);
-        }
+        err = ok ? file_commit(&out) : file_fail(&out, errno);
     }
     if (rt.rank == 0 && !err && dropped[0] > 0)
         print0("trace: %.0f events past the bound of %zu KiB of events per rank were dropped\n", dropped[0],
