@@ -56,8 +56,15 @@ CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
              -gencode arch=compute_90,code=compute_90
 comma     := ,
 ifneq ($(CUDA),0)
-CUDA_FOUND := $(shell NVCC='$(NVCC)' CUDA_HOME='$(CUDA_HOME)' NCCL_HOME='$(NCCL_HOME)' \
-                      tools/find_cuda.sh $(CUDA) || echo NOT_FOUND)
+# Found once: the sub-makes and the scripts' `make stages` asking the same
+# take it from here.
+ifneq ($(ZC_CUDA_ASKED),$(CUDA))
+ZC_CUDA_FOUND := $(shell NVCC='$(NVCC)' CUDA_HOME='$(CUDA_HOME)' NCCL_HOME='$(NCCL_HOME)' \
+                         tools/find_cuda.sh $(CUDA) || echo NOT_FOUND)
+ZC_CUDA_ASKED := $(CUDA)
+export ZC_CUDA_FOUND ZC_CUDA_ASKED
+endif
+CUDA_FOUND := $(ZC_CUDA_FOUND)
 ifneq ($(filter NOT_FOUND,$(CUDA_FOUND)),)
 $(error CUDA=1 asked for, and a piece is missing (the line above says which))
 endif
