@@ -42,8 +42,8 @@ UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
 
 # common/, floor by floor from the ground (README, "Layout"): a module calls
 # only modules listed before it (tests/test_layers.sh checks the objects).
-COMMON   = base args theory file dtype rng $(CUDA_LOW) mem comm_backend comm_mpi comm_ring $(CUDA_MID) \
-           data ckpt comm kernels_cpu rt trace report
+COMMON   = base file args theory dtype rng $(CUDA_LOW) mem comm_backend comm_mpi comm_ring $(CUDA_MID) \
+           data ckpt shards comm kernels_cpu rt trace report checkpoint
 
 # CUDA: built whenever the toolkit and NCCL are found (tools/find_cuda.sh: nvcc
 # on PATH or in /usr/local/cuda*, NCCL in NCCL_HOME, the toolkit, the system or
@@ -115,7 +115,8 @@ all: deps
 deps:
 	@tools/install_deps.sh
 
-TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/bench_adam $(BUILD)/bin/plan $(BUILD)/bin/compare
+TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/bench_adam $(BUILD)/bin/plan $(BUILD)/bin/compare \
+            $(BUILD)/bin/consolidate
 
 build: $(STAGE_BINS) $(TEST_BINS) $(TOOL_BINS)
 

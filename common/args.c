@@ -1,5 +1,6 @@
 // args: the option table, parsing and validation.
 #include "args.h"
+#include "file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -40,6 +41,12 @@ static const Opt opts[] = {
     { "sample", T_INT, F(sample), "10", 0, 10000, NULL, "words to sample from the trained model" },
     { "init", T_STR, F(init), NULL, 0, 0, NULL, "start from this safetensors model instead of the seeded init" },
     { "save-model", T_STR, F(save_model), NULL, 0, 0, NULL, "write the trained model here (safetensors)" },
+    { "save-every", T_LONG, F(save_every), "0", 0, 1e9, NULL,
+      "save a training checkpoint every k steps and at the end (needs --save-dir); 0 = at the end only" },
+    { "save-dir", T_STR, F(save_dir), NULL, 0, 0, NULL,
+      "directory of training checkpoints (one folder per saved step; the last two kept)" },
+    { "resume", T_STR, F(resume), NULL, 0, 0, NULL,
+      "continue training from this checkpoint, or from the latest one in this --save-dir" },
     { "trace", T_STR, F(trace), NULL, 0, 0, NULL, "write a Chrome trace of the run here (Perfetto, chrome://tracing)" },
     { "loss-log", T_STR, F(loss_log), NULL, 0, 0, NULL, "write every step's loss here (text: step loss)" },
     { "device", T_CHOICE, F(device), "cpu", 0, 0, "cpu cuda", "where to compute" },
@@ -167,6 +174,10 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
 #endif
     if (strcmp(a->comm, "nccl") == 0 && strcmp(a->device, "cuda") != 0)
         return fail(err, errlen, "--comm nccl: needs --device cuda (NCCL moves GPU memory)");
+    if (a->save_every > 0 && !a->save_dir)
+        return fail(err, errlen, "--save-every %ld: needs --save-dir (where the checkpoints go)", a->save_every);
+    if (a->resume && a->init)
+        return fail(err, errlen, "--resume and --init both given: a run starts from one of them");
     long per = (long)world * a->accum;
     if (a->batch % per != 0)
         return fail(err, errlen, "--batch %d: must be divisible by ranks x accum = %d x %d",
@@ -174,25 +185,18 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
     return ARGS_OK;
 }
 
-// FNV-1a, 64 bits, over n bytes, continuing from h.
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 uint64_t args_fingerprint(const Args *a) {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = FILE_HASH_START;
     for (size_t i = 0; i < NOPTS; i++) {
         const void *field = (const char *)a + opts[i].offset;
         switch (opts[i].type) {
-        case T_INT: h = fnv(h, field, sizeof(int)); break;
-        case T_LONG: h = fnv(h, field, sizeof(long)); break;
-        case T_U64: h = fnv(h, field, sizeof(uint64_t)); break;
-        case T_FLOAT: h = fnv(h, field, sizeof(float)); break;
+        case T_INT: h = file_hash(h, field, sizeof(int)); break;
+        case T_LONG: h = file_hash(h, field, sizeof(long)); break;
+        case T_U64: h = file_hash(h, field, sizeof(uint64_t)); break;
+        case T_FLOAT: h = file_hash(h, field, sizeof(float)); break;
         default: {  // strings by their text; an absent one differs from every text
             const char *v = *(const char *const *)field;
-            h = v ? fnv(h, v, strlen(v) + 1) : fnv(h, "\xff", 1);
+            h = v ? file_hash(h, v, strlen(v) + 1) : file_hash(h, "\xff", 1);
         }
         }
     }

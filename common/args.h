@@ -10,8 +10,9 @@
 
 typedef struct {
     const char *data, *init, *save_model, *loss_log, *device, *comm, *grad_sync, *dtype, *loss_scale, *trace;
+    const char *save_dir, *resume;  // training checkpoints
     int context, hidden, layers, batch, accum, log_every, sample, prefetch, scale_window;
-    long steps;
+    long steps, save_every;
     float lr, beta1, beta2, eps, weight_decay, clip, bucket_mb, initial_scale;
     uint64_t seed;
 } Args;

@@ -443,13 +443,29 @@ static size_t read_floats(float *buf, size_t count, FILE *f, size_t *bad, float 
     return done;
 }
 
-const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
-                      size_t first, size_t count, float *dst) {
+// Reads count raw elements of size bytes each, at the file's position, into
+// dst (host or GPU).
+static size_t read_raw(void *dst, size_t count, size_t size, FILE *f) {
+    if (!mem_is_gpu(dst)) return fread(dst, size, count, f);
+    unsigned char *tmp = mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * size);
+    size_t done = 0;
+    while (done < count) {
+        size_t n = count - done < CHUNK ? count - done : CHUNK;
+        if (fread(tmp, size, n, f) != n) break;
+        mem_copy((unsigned char *)dst + done * size, tmp, n * size);
+        done += n;
+    }
+    mem_free(tmp);
+    return done;
+}
+
+const char *ckpt_read_dtype(Ckpt *c, const char *name, const char *dtype, int ndim, const int64_t *shape,
+                            size_t first, size_t count, void *dst) {
     const CkptTensor *t = NULL;
     for (int k = 0; k < c->n && !t; k++)
         if (c->name_len[k] < CKPT_MAX_NAME && strcmp(c->t[k].name, name) == 0) t = &c->t[k];
     if (!t) REFUSE("%s: no tensor named '%s'", c->shown, name);
-    if (strcmp(t->dtype, "F32") != 0) REFUSE("%s: tensor '%s' is %s, expected F32", c->shown, name, t->dtype);
+    if (strcmp(t->dtype, dtype) != 0) REFUSE("%s: tensor '%s' is %s, expected %s", c->shown, name, t->dtype, dtype);
     int same = t->ndim == ndim;
     for (int d = 0; d < ndim && same; d++) same = t->shape[d] == shape[d];
     if (!same) {
@@ -462,15 +478,21 @@ const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
     }
     if (first > numel(t) || count > numel(t) - first)
         REFUSE("%s: read past the end of tensor '%s'", c->shown, name);
-    size_t bad;
+    size_t size = dtype_bytes(dtype), bad = count;
     float value = 0;
-    if (fseek(c->f, (long)(c->data_start + t->begin + first * 4), SEEK_SET) != 0 ||
-        read_floats(dst, count, c->f, &bad, &value) != count)
+    if (fseek(c->f, (long)(c->data_start + t->begin + first * size), SEEK_SET) != 0 ||
+        (size == 4 && strcmp(dtype, "F32") == 0 ? read_floats(dst, count, c->f, &bad, &value)
+                                                : read_raw(dst, count, size, c->f)) != count)
         REFUSE("%s: cannot read tensor '%s'", c->shown, name);
     if (bad < count)  // a model is finite: training from this one would be nan from the start
         REFUSE("%s: tensor '%s' holds %g at element %llu: the model is not finite", c->shown, name,
                (double)value, (unsigned long long)(first + bad));
     return NULL;
+}
+
+const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
+                      size_t first, size_t count, float *dst) {
+    return ckpt_read_dtype(c, name, "F32", ndim, shape, first, count, dst);
 }
 
 void ckpt_close(Ckpt *c) {
@@ -541,12 +563,16 @@ const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor
     if (n > CKPT_MAX_TENSORS) REFUSE("%s: more than %d tensors", file_shown(path), CKPT_MAX_TENSORS);
     len += (size_t)snprintf(header + len, sizeof header - len, "{");
     for (int k = 0; k < n && len < sizeof header; k++) {
-        uint64_t bytes = numel(&specs[k]) * 4;
         w->t[k] = specs[k];
+        if (!w->t[k].dtype[0]) strcpy(w->t[k].dtype, "F32");
+        size_t size = dtype_bytes(w->t[k].dtype);
+        if (!size) REFUSE("%s: tensor '%s' has no dtype safetensors knows: %s", file_shown(path), specs[k].name,
+                          w->t[k].dtype);
+        uint64_t bytes = numel(&specs[k]) * size;
         w->t[k].begin = off;
         w->t[k].end = off + bytes;
-        len += (size_t)snprintf(header + len, sizeof header - len, "\"%s\":{\"dtype\":\"F32\",\"shape\":[",
-                                json_escaped(specs[k].name));
+        len += (size_t)snprintf(header + len, sizeof header - len, "\"%s\":{\"dtype\":\"%s\",\"shape\":[",
+                                json_escaped(specs[k].name), w->t[k].dtype);
         for (int d = 0; d < specs[k].ndim && len < sizeof header; d++)
             len += (size_t)snprintf(header + len, sizeof header - len, "%s%lld", d ? "," : "",
                                     (long long)specs[k].shape[d]);
@@ -569,6 +595,8 @@ const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)len >> (8 * i));
     if (fwrite(len8, 1, 8, w->out.f) != 8 || fwrite(header, 1, len, w->out.f) != len)
         return file_fail(&w->out, errno);
+    w->hash = file_hash(file_hash(FILE_HASH_START, len8, 8), header, len);
+    w->size = 8 + len + off;
     return NULL;
 }
 
@@ -598,11 +626,13 @@ const char *ckpt_append(CkptWriter *w, const float *data, size_t count) {
             mem_copy(tmp, data + done, k * 4);
             err = check_finite(w, tmp, k, w->done + 4 * done);
             if (!err && fwrite(tmp, 4, k, w->out.f) != k) err = write_failed;
+            if (!err) w->hash = file_hash(w->hash, tmp, k * 4);
         }
         mem_free(tmp);
     } else {
         err = check_finite(w, data, count, w->done);
         if (!err && fwrite(data, 4, count, w->out.f) != count) err = write_failed;
+        if (!err) w->hash = file_hash(w->hash, data, count * 4);
     }
     if (err == write_failed) return file_fail(&w->out, errno);
     if (err) {
@@ -611,6 +641,26 @@ const char *ckpt_append(CkptWriter *w, const float *data, size_t count) {
     }
     w->left -= (uint64_t)count * 4;
     w->done += (uint64_t)count * 4;
+    return NULL;
+}
+
+const char *ckpt_append_bytes(CkptWriter *w, const void *data, size_t bytes) {
+    if (!w->out.f) REFUSE("%s: not open for writing", file_shown(w->out.path));
+    if ((uint64_t)bytes > w->left) REFUSE("%s: more data than the header declares", file_shown(w->out.path));
+    const unsigned char *p = data;
+    unsigned char *tmp = mem_is_gpu(data) ? mem_alloc_host(MEM_DATA, bytes < CHUNK ? bytes : CHUNK) : NULL;
+    int ok = 1;
+    for (size_t done = 0; done < bytes && ok; done += CHUNK) {
+        size_t k = bytes - done < CHUNK ? bytes - done : CHUNK;
+        const unsigned char *src = p + done;
+        if (tmp) mem_copy(tmp, src, k), src = tmp;
+        ok = fwrite(src, 1, k, w->out.f) == k;
+        w->hash = file_hash(w->hash, src, k);
+    }
+    if (tmp) mem_free(tmp);
+    if (!ok) return file_fail(&w->out, errno);
+    w->left -= bytes;
+    w->done += bytes;
     return NULL;
 }
 

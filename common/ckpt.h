@@ -41,6 +41,10 @@ const char *ckpt_open(Ckpt *c, const char *path);
 // exactly the given shape. Returns NULL or a one-line reason.
 const char *ckpt_read(Ckpt *c, const char *name, int ndim, const int64_t *shape,
                       size_t first, size_t count, float *dst);
+// The same for a tensor of the given dtype ("BF16"): count elements of its
+// size copied as they are (F32 values are checked finite, as above).
+const char *ckpt_read_dtype(Ckpt *c, const char *name, const char *dtype, int ndim, const int64_t *shape,
+                            size_t first, size_t count, void *dst);
 // Closes the file (again is harmless).
 void ckpt_close(Ckpt *c);
 
@@ -63,15 +67,21 @@ typedef struct {
     AtomicFile out;
     uint64_t left;                    // bytes of data still expected
     uint64_t done;                    // bytes of data written so far
+    uint64_t size, hash;              // the whole file's bytes and their file_hash, as written
     int n;                            // the tensors, for naming a bad value
     CkptTensor t[CKPT_MAX_TENSORS];
 } CkptWriter;
 
+// Each spec's dtype is F32 unless it names another (its data then comes through
+// ckpt_append_bytes).
 const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor *specs);
 // Appends count floats of tensor data. Returns NULL or a one-line reason; a
 // non-finite value is one (it names the tensor and element), and any error
 // abandons the file, leaving the target as it was.
 const char *ckpt_append(CkptWriter *w, const float *data, size_t count);
+// Appends bytes of tensor data as they are (host or GPU memory): for tensors
+// that are not F32.
+const char *ckpt_append_bytes(CkptWriter *w, const void *data, size_t bytes);
 // Completes the file and renames it over the target; a reason if any write
 // failed or data is missing (then the target is as it was).
 const char *ckpt_finish(CkptWriter *w);

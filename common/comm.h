@@ -26,6 +26,7 @@ typedef struct { uint64_t calls, payload, sent_xn; } CommCount;
 typedef struct {
     CommCount kind[COLL_NKIND];  // training traffic
     CommCount metrics;           // scalar reductions for logging and reports
+    long steps;                  // the training steps counted (progress_end sets it)
 } CommStats;
 
 // Seconds a kind of request ran on the comm thread, and the part of that which

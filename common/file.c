@@ -44,19 +44,10 @@ const char *file_check_input(const char *path, const char *what) {
     return NULL;
 }
 
-const char *file_check_output(const char *path, const char *what) {
-    struct stat sb;
-    if (stat(path, &sb) == 0) {
-        if (!S_ISREG(sb.st_mode)) REFUSE("cannot write %s '%s': not a regular file", what, file_shown(path));
-        if (access(path, W_OK) != 0) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
-    } else if (errno != ENOENT) {
-        REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
-    }
-    // The directory must take a new file, and the disk a block of it: that is
-    // how the file will be written.
-    char dir[PATH_MAX], probe[PATH_MAX + 32];
-    if (strlen(path) >= sizeof dir) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
-    dir_of(path, dir, sizeof dir);
+// NULL if directory dir takes a new file and the disk a block of it (written,
+// synced and removed at once); else why not, naming path.
+static const char *probe_dir(const char *dir, const char *path, const char *what) {
+    char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/.zc-probe-XXXXXX", dir);
     int fd = mkstemp(probe);
     if (fd < 0) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
@@ -67,6 +58,35 @@ const char *file_check_output(const char *path, const char *what) {
     unlink(probe);
     if (!ok) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(e ? e : ENOSPC));
     return NULL;
+}
+
+const char *file_check_output(const char *path, const char *what) {
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode)) REFUSE("cannot write %s '%s': not a regular file", what, file_shown(path));
+        if (access(path, W_OK) != 0) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
+    } else if (errno != ENOENT) {
+        REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
+    }
+    // The directory must take a new file, and the disk a block of it: that is
+    // how the file will be written.
+    char dir[PATH_MAX];
+    if (strlen(path) >= sizeof dir) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
+    dir_of(path, dir, sizeof dir);
+    return probe_dir(dir, path, what);
+}
+
+const char *file_check_dir(const char *path, const char *what) {
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) REFUSE("cannot write %s '%s': not a directory", what, file_shown(path));
+        return probe_dir(path, path, what);
+    }
+    if (errno != ENOENT) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
+    char dir[PATH_MAX];
+    if (strlen(path) >= sizeof dir) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
+    dir_of(path, dir, sizeof dir);
+    return probe_dir(dir, path, what);
 }
 
 // Where path is or would be: its real directory and its name.
@@ -207,4 +227,30 @@ void file_abandon(AtomicFile *w) {
 const char *file_fail(AtomicFile *w, int e) {
     file_abandon(w);
     REFUSE("cannot write %s '%s': %s", w->what, file_shown(w->path), strerror(e ? e : EIO));
+}
+
+// ----------------------------------------------------------------------------
+// checksums
+
+uint64_t file_hash(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+const char *file_digest(const char *path, const char *what, uint64_t *size, uint64_t *hash) {
+    const char *err = file_check_input(path, what);
+    if (err) return err;
+    FILE *f = fopen(path, "rb");
+    if (!f) REFUSE("cannot read %s '%s': %s", what, file_shown(path), strerror(errno));
+    static unsigned char buf[1 << 16];
+    uint64_t h = FILE_HASH_START, n = 0;
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) h = file_hash(h, buf, got), n += got;
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) REFUSE("cannot read %s '%s': read error", what, file_shown(path));
+    *size = n;
+    *hash = h;
+    return NULL;
 }

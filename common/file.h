@@ -7,6 +7,7 @@
 #ifndef FILE_H
 #define FILE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 // path as a message shows it: whole, or its head and tail if it is long.
@@ -19,6 +20,9 @@ const char *file_check_input(const char *path, const char *what);
 // directory takes new files (tried with a temporary file, removed at once).
 // Leaves nothing behind.
 const char *file_check_output(const char *path, const char *what);
+// NULL if path can hold new files: a directory, or absent with a parent that
+// takes new files (tried as above). Creates nothing.
+const char *file_check_dir(const char *path, const char *what);
 // 1 if a and b name the same file, or would once created.
 int file_same(const char *a, const char *b);
 
@@ -41,5 +45,13 @@ void file_abandon(AtomicFile *w);
 // A write to w failed with errno e: abandons it and says why, in the words of
 // every other write error ("cannot write <what> '<path>': <reason>").
 const char *file_fail(AtomicFile *w, int e);
+
+
+// A checksum of bytes: FNV-1a, 64 bits, continuing from h (FILE_HASH_START
+// first), so a file can be hashed as it is written, piece by piece.
+#define FILE_HASH_START 0xcbf29ce484222325ull
+uint64_t file_hash(uint64_t h, const void *p, size_t n);
+// Reads the whole regular file at path: its size and file_hash. NULL or why not.
+const char *file_digest(const char *path, const char *what, uint64_t *size, uint64_t *hash);
 
 #endif

@@ -72,6 +72,7 @@ void progress_end_step(Progress *p, long s, double loss, const char *extra) {
     kernels_wait();  // on a GPU the step ends when its queued kernels have run
     steptime_record(1e3 * (now_s() - p->step_start));
     p->window_steps++;
+    p->steps++;
     if (p->loss_log.f && fprintf(p->loss_log.f, "%ld %.9g\n", s + 1, loss) < 0)
         fatal("%s", file_fail(&p->loss_log, errno));
     long steps = p->a->steps;
@@ -88,6 +89,7 @@ void progress_end_step(Progress *p, long s, double loss, const char *extra) {
 
 CommStats progress_end(Progress *p) {
     CommStats training = comm_stats();  // before the trace's own collectives
+    training.steps = p->steps;
     const char *err = p->a->trace ? trace_write(p->a->trace) : NULL;
     if (err) fatal("%s", err);
     err = p->loss_log.f ? file_commit(&p->loss_log) : NULL;
@@ -235,7 +237,8 @@ double report_peak(MemCat cat) {
 // ----------------------------------------------------------------------------
 // communication
 
-void report_comm(const CommStats *st, long steps, const char *theory, double theory_bytes) {
+void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
+    long steps = st->steps;
     CommStats s = *st;
     double per = steps > 0 ? 1.0 / steps : 0.0;
     print0("\ncommunication per step (rank 0, %s backend, N = %d, %s)\n", comm_backend()->name, rt.world,
@@ -270,7 +273,7 @@ void report_overlap(const char *what, const CommOverlap *o, long steps, const ch
 
 void report_summary(const char *stage, const Args *a, size_t params, double final_loss,
                     const MemReport *mem, const CommStats *comm) {
-    double sent = comm_total_sent_bytes(comm) / (double)a->steps;
+    double sent = comm->steps > 0 ? comm_total_sent_bytes(comm) / (double)comm->steps : 0.0;
     print0("summary stage=%s ranks=%d device=%s params=%zu steps=%ld final_loss=%.6f "
            "model_state_bytes=%zu peak_bytes=%zu comm_bytes_per_step=%.0f step_ms=%.3f "
            "model_state_formula=%.0f%s\n",

@@ -28,6 +28,7 @@ typedef struct {
     AtomicFile loss_log;      // rank 0's, while training (loss_log.f NULL: none)
     double step_start, window_start;
     long window_steps;        // steps since the last progress line
+    long steps;               // steps run since progress_start
 } Progress;
 
 // Training starts: --trace starts recording, the comm counters, memory peaks
@@ -45,7 +46,8 @@ void progress_end_step(Progress *p, long s, double loss, const char *extra);
 // Every rank calls it after a step with the same why: if not NULL, the loss log
 // is kept and every rank stops with exit status 1, rank 0 printing why.
 void progress_stop_if(Progress *p, const char *why);
-// Training ends: returns the communication counted since progress_start, then
+// Training ends: returns the communication counted since progress_start (and
+// the steps it covers: fewer than --steps after --resume), then
 // writes the trace and the loss log (fatal if either could not be written).
 CommStats progress_end(Progress *p);
 // For a FindNonFinite: the name of layer l's tensor (weight or bias) holding a
@@ -80,9 +82,9 @@ MemReport report_memory(const char *formula, double formula_bytes);
 // Max over ranks of one category's peak bytes. Collective.
 double report_peak(MemCat cat);
 // Rank 0 prints one row per collective kind in s (taken right after training),
-// divided by steps: calls, payload bytes and bytes sent per rank; then the
+// divided by its steps: calls, payload bytes and bytes sent per rank; then the
 // stage's theory (text and bytes) beside the measured total.
-void report_comm(const CommStats *s, long steps, const char *theory, double theory_bytes);
+void report_comm(const CommStats *s, const char *theory, double theory_bytes);
 // Rank 0 prints what one kind of request cost per step, and how much of it ran
 // under compute (rank 0's figures; note says what was overlapped).
 void report_overlap(const char *what, const CommOverlap *o, long steps, const char *note);

@@ -199,7 +199,7 @@ static const char *check_files(const Args *a) {
         const char *err = file_check_output(files[k][0], what[k]);
         if (err) return err;
     }
-    return NULL;
+    return a->save_dir ? file_check_dir(a->save_dir, "checkpoint folder") : NULL;
 }
 
 void rt_setup(const Args *a) {

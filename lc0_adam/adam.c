@@ -14,6 +14,7 @@
 // Model-state memory: params 4Ψ + grads 4Ψ + Adam m 4Ψ + Adam v 4Ψ = 16Ψ bytes.
 // Communication: none.
 
+#include "../common/checkpoint.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
@@ -31,7 +32,7 @@
 
 #define STAGE "lc0_adam"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log trace device"
+                "weight-decay clip seed log-every sample init save-model save-every save-dir resume loss-log trace device"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
@@ -71,6 +72,7 @@ typedef struct {
     Acts acts;
     Data data;
     double loss;                // the last step's mean loss over the global batch
+    long start;                 // steps done before this run (--resume)
     CommStats comm;             // the communication of the training steps
 } Trainer;
 
@@ -246,6 +248,37 @@ const char *save_params(Trainer *t, const char *path) {
 }
 
 // ----------------------------------------------------------------------------
+// training checkpoints
+
+// The state a step leaves for the next: the params, Adam's m and v and its step
+// count. Gradients start every step at zero, so they are not state. One process
+// holds it all and writes it to one file.
+void describe_state(Trainer *t, TrainState *s, long done) {
+    state_begin(s, STAGE, &t->a, t->data.n, done, t->opt.step);
+    state_add(s, "params", t->model.params, DT_F32, 0);
+    state_add(s, "m", t->opt.m, DT_F32, 0);
+    state_add(s, "v", t->opt.v, DT_F32, 0);
+}
+
+// A checkpoint, if one is due once `done` steps are done (--save-every, --save-dir).
+void save_state(Trainer *t, long done) {
+    if (!checkpoint_due(&t->a, done)) return;
+    TrainState s;
+    describe_state(t, &s, done);
+    checkpoint_save(&s);
+}
+
+// Continues from --resume: every rank reads what it holds from whichever of the
+// saved files have it. Returns the steps already done.
+long resume_state(Trainer *t) {
+    TrainState s;
+    describe_state(t, &s, 0);
+    checkpoint_resume(&s);
+    t->opt.step = s.adam_step;
+    return s.step;
+}
+
+// ----------------------------------------------------------------------------
 // training
 
 void trainer_setup(Trainer *t, const Args *a) {
@@ -257,7 +290,8 @@ void trainer_setup(Trainer *t, const Args *a) {
     adam_alloc(&t->opt, a, t->model.numel);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
     rt_check_memory();  // before the buffers are written: a model that does not fit is refused here
-    if (a->init) agree_input(load_params(&t->model, a->init));
+    if (a->resume) t->start = resume_state(t);
+    else if (a->init) agree_input(load_params(&t->model, a->init));
     else init_params(&t->model, a->seed);
 }
 
@@ -304,10 +338,11 @@ const char *nonfinite_params(void *trainer) {
 void train(Trainer *t) {
     Progress p;
     progress_start(&p, &t->a, nonfinite_params, t);
-    for (long s = 0; s < t->a.steps; s++) {
+    for (long s = t->start; s < t->a.steps; s++) {
         progress_begin_step(&p);
         t->loss = train_step(t, s);
         progress_end_step(&p, s, t->loss, NULL);
+        save_state(t, s + 1);
     }
     t->comm = progress_end(&p);
 }
@@ -348,8 +383,9 @@ void report(Trainer *t) {
     char formula[128], theory[384];
     snprintf(formula, sizeof formula, "16Ψ = 16 x %zu", m->numel);
     MemReport mem = report_memory(formula, model_state_formula(m));
+    checkpoint_report();
     snprintf(theory, sizeof theory, "no collectives");
-    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    report_comm(&t->comm, theory, comm_theory(t));
     report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 

@@ -18,6 +18,7 @@
 // Communication per step: one all-reduce of Ψ floats; in the ring algorithm each
 // rank sends 2(N-1)/N x 4Ψ bytes.
 
+#include "../common/checkpoint.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
@@ -35,7 +36,7 @@
 
 #define STAGE "lc1_distributed_adam"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log trace device comm"
+                "weight-decay clip seed log-every sample init save-model save-every save-dir resume loss-log trace device comm"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
@@ -75,6 +76,7 @@ typedef struct {
     Acts acts;
     Data data;
     double loss;                // the last step's mean loss over the global batch
+    long start;                 // steps done before this run (--resume)
     CommStats comm;             // the communication of the training steps
 } Trainer;
 
@@ -238,6 +240,37 @@ const char *save_params(Trainer *t, const char *path) {
 }
 
 // ----------------------------------------------------------------------------
+// training checkpoints
+
+// The state a step leaves for the next: the params, Adam's m and v and its step
+// count. Gradients start every step at zero, so they are not state. Every rank
+// holds the same replica, so rank 0 writes it and the others write nothing.
+void describe_state(Trainer *t, TrainState *s, long done) {
+    state_begin(s, STAGE, &t->a, t->data.n, done, t->opt.step);
+    state_add(s, "params", t->model.params, DT_F32, 0);
+    state_add(s, "m", t->opt.m, DT_F32, 0);
+    state_add(s, "v", t->opt.v, DT_F32, 0);
+}
+
+// A checkpoint, if one is due once `done` steps are done (--save-every, --save-dir).
+void save_state(Trainer *t, long done) {
+    if (!checkpoint_due(&t->a, done)) return;
+    TrainState s;
+    describe_state(t, &s, done);
+    checkpoint_save(&s);
+}
+
+// Continues from --resume: every rank reads what it holds from whichever of the
+// saved files have it. Returns the steps already done.
+long resume_state(Trainer *t) {
+    TrainState s;
+    describe_state(t, &s, 0);
+    checkpoint_resume(&s);
+    t->opt.step = s.adam_step;
+    return s.step;
+}
+
+// ----------------------------------------------------------------------------
 // training
 
 void trainer_setup(Trainer *t, const Args *a) {
@@ -249,7 +282,8 @@ void trainer_setup(Trainer *t, const Args *a) {
     adam_alloc(&t->opt, a, t->model.numel);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
     rt_check_memory();  // before the buffers are written: a model that does not fit is refused here
-    if (a->init) agree_input(load_params(&t->model, a->init));
+    if (a->resume) t->start = resume_state(t);
+    else if (a->init) agree_input(load_params(&t->model, a->init));
     else init_params(&t->model, a->seed);
 }
 
@@ -311,10 +345,11 @@ const char *nonfinite_params(void *trainer) {
 void train(Trainer *t) {
     Progress p;
     progress_start(&p, &t->a, nonfinite_params, t);
-    for (long s = 0; s < t->a.steps; s++) {
+    for (long s = t->start; s < t->a.steps; s++) {
         progress_begin_step(&p);
         t->loss = train_step(t, s);
         progress_end_step(&p, s, t->loss, NULL);
+        save_state(t, s + 1);
     }
     t->comm = progress_end(&p);
 }
@@ -358,9 +393,10 @@ void report(Trainer *t) {
     char formula[128], theory[384];
     snprintf(formula, sizeof formula, "16Ψ = 16 x %zu", m->numel);
     MemReport mem = report_memory(formula, model_state_formula(m));
+    checkpoint_report();
     snprintf(theory, sizeof theory, "all_reduce 2(N-1)/N x 4Ψ = 2 x %d/%d x 4 x %zu", rt.world - 1,
              rt.world, m->numel);
-    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    report_comm(&t->comm, theory, comm_theory(t));
     report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 

@@ -24,6 +24,7 @@
 // 4Ψ_pad in all: what lc1's all-reduce cost, since a ring all-reduce is exactly a
 // reduce-scatter followed by an all-gather.
 
+#include "../common/checkpoint.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
@@ -41,7 +42,7 @@
 
 #define STAGE "lc2_zero1"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log trace device comm grad-sync"
+                "weight-decay clip seed log-every sample init save-model save-every save-dir resume loss-log trace device comm grad-sync"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
@@ -85,6 +86,7 @@ typedef struct {
     Acts acts;
     Data data;
     double loss;                // the last step's mean loss over the global batch
+    long start;                 // steps done before this run (--resume)
     CommStats comm;             // the communication of the training steps
     float *padded;              // one segment padded to a multiple of N, for the collectives
 } Trainer;
@@ -368,6 +370,38 @@ const char *save_params(Trainer *t, const char *path) {
 }
 
 // ----------------------------------------------------------------------------
+// training checkpoints
+
+// The state a step leaves for the next: the params, Adam's m and v and its step
+// count. Gradients start every step at zero, so they are not state. Every rank
+// holds the same params, so rank 0 writes them; each rank writes its own slices
+// of m and v, the part of the state that exists nowhere else.
+void describe_state(Trainer *t, TrainState *s, long done) {
+    state_begin(s, STAGE, &t->a, t->data.n, done, t->opt.step);
+    state_add(s, "params", t->model.params, DT_F32, 0);
+    state_add(s, "m", t->opt.m, DT_F32, 1);
+    state_add(s, "v", t->opt.v, DT_F32, 1);
+}
+
+// A checkpoint, if one is due once `done` steps are done (--save-every, --save-dir).
+void save_state(Trainer *t, long done) {
+    if (!checkpoint_due(&t->a, done)) return;
+    TrainState s;
+    describe_state(t, &s, done);
+    checkpoint_save(&s);
+}
+
+// Continues from --resume: every rank reads what it holds from whichever of the
+// saved files have it. Returns the steps already done.
+long resume_state(Trainer *t) {
+    TrainState s;
+    describe_state(t, &s, 0);
+    checkpoint_resume(&s);
+    t->opt.step = s.adam_step;
+    return s.step;
+}
+
+// ----------------------------------------------------------------------------
 // training
 
 void trainer_setup(Trainer *t, const Args *a) {
@@ -380,7 +414,8 @@ void trainer_setup(Trainer *t, const Args *a) {
     t->padded = padded_alloc(&t->model);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
     rt_check_memory();  // before the buffers are written: a model that does not fit is refused here
-    if (a->init) agree_input(load_params(&t->model, a->init));
+    if (a->resume) t->start = resume_state(t);
+    else if (a->init) agree_input(load_params(&t->model, a->init));
     else init_params(&t->model, a->seed);
 }
 
@@ -437,10 +472,11 @@ const char *nonfinite_params(void *trainer) {
 void train(Trainer *t) {
     Progress p;
     progress_start(&p, &t->a, nonfinite_params, t);
-    for (long s = 0; s < t->a.steps; s++) {
+    for (long s = t->start; s < t->a.steps; s++) {
         progress_begin_step(&p);
         t->loss = train_step(t, s);
         progress_end_step(&p, s, t->loss, NULL);
+        save_state(t, s + 1);
     }
     t->comm = progress_end(&p);
 }
@@ -497,11 +533,12 @@ void report(Trainer *t) {
     snprintf(formula, sizeof formula, "4Ψ + 4Ψ + 8Ψ_pad/N = 8 x %zu + 8 x %zu/%d", m->numel,
              m->shard_numel * rt.world, rt.world);
     MemReport mem = report_memory(formula, model_state_formula(m));
+    checkpoint_report();
     const char *sync = strcmp(t->a.grad_sync, "allreduce") == 0 ? "all_reduce 2(N-1)/N x 4Ψ"
                                                                 : "reduce_scatter (N-1)/N x 4Ψ_pad";
     snprintf(theory, sizeof theory, "%s + all_gather (N-1)/N x 4Ψ_pad%s (Ψ_pad = %zu)", sync,
              t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "", m->shard_numel * rt.world);
-    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    report_comm(&t->comm, theory, comm_theory(t));
     report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 

@@ -25,6 +25,7 @@
 // (K+1)(N-1)/N x 4Ψ_pad bytes sent per rank, the same 2(N-1)/N x 4Ψ_pad as lc1
 // and lc2 when K = 1.
 
+#include "../common/checkpoint.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
@@ -42,7 +43,7 @@
 
 #define STAGE "lc3_zero2"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log trace device comm bucket-mb"
+                "weight-decay clip seed log-every sample init save-model save-every save-dir resume loss-log trace device comm bucket-mb"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
@@ -95,6 +96,7 @@ typedef struct {
     Acts acts;
     Data data;
     double loss;                // the last step's mean loss over the global batch
+    long start;                 // steps done before this run (--resume)
     CommStats comm;             // the communication of the training steps
     float *padded;              // one segment padded to a multiple of N, for the collectives
     Bucket bucket[MAX_LAYERS];
@@ -405,6 +407,38 @@ const char *save_params(Trainer *t, const char *path) {
 }
 
 // ----------------------------------------------------------------------------
+// training checkpoints
+
+// The state a step leaves for the next: the params, Adam's m and v and its step
+// count. Gradients start every step at zero, so they are not state. Every rank
+// holds the same params, so rank 0 writes them; each rank writes its own slices
+// of m and v, the part of the state that exists nowhere else.
+void describe_state(Trainer *t, TrainState *s, long done) {
+    state_begin(s, STAGE, &t->a, t->data.n, done, t->opt.step);
+    state_add(s, "params", t->model.params, DT_F32, 0);
+    state_add(s, "m", t->opt.m, DT_F32, 1);
+    state_add(s, "v", t->opt.v, DT_F32, 1);
+}
+
+// A checkpoint, if one is due once `done` steps are done (--save-every, --save-dir).
+void save_state(Trainer *t, long done) {
+    if (!checkpoint_due(&t->a, done)) return;
+    TrainState s;
+    describe_state(t, &s, done);
+    checkpoint_save(&s);
+}
+
+// Continues from --resume: every rank reads what it holds from whichever of the
+// saved files have it. Returns the steps already done.
+long resume_state(Trainer *t) {
+    TrainState s;
+    describe_state(t, &s, 0);
+    checkpoint_resume(&s);
+    t->opt.step = s.adam_step;
+    return s.step;
+}
+
+// ----------------------------------------------------------------------------
 // training
 
 void trainer_setup(Trainer *t, const Args *a) {
@@ -418,7 +452,8 @@ void trainer_setup(Trainer *t, const Args *a) {
     buckets_plan(t);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
     rt_check_memory();  // before the buffers are written: a model that does not fit is refused here
-    if (a->init) agree_input(load_params(&t->model, a->init));
+    if (a->resume) t->start = resume_state(t);
+    else if (a->init) agree_input(load_params(&t->model, a->init));
     else init_params(&t->model, a->seed);
 }
 
@@ -473,10 +508,11 @@ void train(Trainer *t) {
     Progress p;
     progress_start(&p, &t->a, nonfinite_params, t);
     t->rs = (CommOverlap){ 0 };
-    for (long s = 0; s < t->a.steps; s++) {
+    for (long s = t->start; s < t->a.steps; s++) {
         progress_begin_step(&p);
         t->loss = train_step(t, s);
         progress_end_step(&p, s, t->loss, NULL);
+        save_state(t, s + 1);
     }
     t->comm = progress_end(&p);
 }
@@ -532,6 +568,7 @@ void report(Trainer *t) {
     snprintf(formula, sizeof formula, "4Ψ + 12Ψ_pad/N = 4 x %zu + 12 x %zu/%d", m->numel,
              m->shard_numel * rt.world, rt.world);
     MemReport mem = report_memory(formula, model_state_formula(m));
+    checkpoint_report();
     double g = report_peak(MEM_GRADS);
     print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %zu + full gradients in flight %.0f "
            "(a full %zuΨ is %zu)\n", g, e, e * m->shard_numel, g - (double)(e * m->shard_numel), e,
@@ -539,10 +576,10 @@ void report(Trainer *t) {
     snprintf(theory, sizeof theory, "%d x reduce_scatter (N-1)/N x 4Ψ_pad + all_gather (N-1)/N x "
              "4Ψ_pad%s (Ψ_pad = %zu)", t->a.accum, t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "",
              m->shard_numel * rt.world);
-    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    report_comm(&t->comm, theory, comm_theory(t));
     char note[32];
     snprintf(note, sizeof note, "%d bucket%s", t->nbuckets, t->nbuckets > 1 ? "s" : "");
-    report_overlap("reduce-scatter", &t->rs, t->a.steps, note);
+    report_overlap("reduce-scatter", &t->rs, t->comm.steps, note);
     report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 

@@ -30,6 +30,7 @@
 // Communication per micro-batch: lc4's collectives with 2-byte elements: about
 // 3(N-1)/N x 2Ψ bytes sent per rank, half of lc4's.
 
+#include "../common/checkpoint.h"
 #include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
@@ -48,7 +49,7 @@
 
 #define STAGE "lc5_mixed_precision"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log trace device comm bucket-mb " \
+                "weight-decay clip seed log-every sample init save-model save-every save-dir resume loss-log trace device comm bucket-mb " \
                 "prefetch dtype loss-scale initial-scale scale-window"
 #define MAX_LAYERS 65
 
@@ -126,6 +127,7 @@ typedef struct {
     Acts acts;
     Data data;
     double loss;                // the last step's mean loss over the global batch
+    long start;                 // steps done before this run (--resume)
     CommStats comm;             // the communication of the training steps
     void *gathered[MAX_LAYERS];   // layer l's full params (dt) while gathered, else NULL
     CommReq gather_req[MAX_LAYERS]; // its all-gather; -1 once waited for
@@ -570,6 +572,54 @@ const char *save_params(Trainer *t, const char *path) {
 }
 
 // ----------------------------------------------------------------------------
+// training checkpoints
+
+// The state a step leaves for the next: the 16-bit params the layers read, the
+// fp32 master, Adam's m and v and its step count, and the loss scale's state
+// (a skipped step moves the scale, not Adam's count). Gradients start every
+// step at zero, so they are not state. Each rank writes its own slices.
+void describe_state(Trainer *t, TrainState *s, long done) {
+    Model *m = &t->model;
+    Scaler *c = &t->scaler;
+    state_begin(s, STAGE, &t->a, t->data.n, done, t->opt.step);
+    if (m->dt != DT_F32) state_add(s, "params16", m->params, m->dt, 1);
+    state_add(s, "master", m->master, DT_F32, 1);
+    state_add(s, "m", t->opt.m, DT_F32, 1);
+    state_add(s, "v", t->opt.v, DT_F32, 1);
+    state_value(s, "scale", c->scale);
+    state_value(s, "clean", c->clean);
+    state_value(s, "skipped", (double)c->skipped);
+    state_value(s, "used", c->used);
+    state_value(s, "counted", (double)c->counted);
+    state_value(s, "at_floor", c->at_floor);
+}
+
+// A checkpoint, if one is due once `done` steps are done (--save-every, --save-dir).
+void save_state(Trainer *t, long done) {
+    if (!checkpoint_due(&t->a, done)) return;
+    TrainState s;
+    describe_state(t, &s, done);
+    checkpoint_save(&s);
+}
+
+// Continues from --resume: every rank reads what it holds from whichever of the
+// saved files have it. Returns the steps already done.
+long resume_state(Trainer *t) {
+    TrainState s;
+    describe_state(t, &s, 0);
+    checkpoint_resume(&s);
+    t->opt.step = s.adam_step;
+    Scaler *c = &t->scaler;
+    c->scale = (float)state_get(&s, "scale");
+    c->clean = (int)state_get(&s, "clean");
+    c->skipped = (long)state_get(&s, "skipped");
+    c->used = (float)state_get(&s, "used");
+    c->counted = (long)state_get(&s, "counted");
+    c->at_floor = (int)state_get(&s, "at_floor");
+    return s.step;
+}
+
+// ----------------------------------------------------------------------------
 // training
 
 void trainer_setup(Trainer *t, const Args *a) {
@@ -583,7 +633,8 @@ void trainer_setup(Trainer *t, const Args *a) {
     buckets_plan(t);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
     rt_check_memory();  // before the buffers are written: a model that does not fit is refused here
-    if (a->init) agree_input(load_params(&t->model, a->init));
+    if (a->resume) t->start = resume_state(t);
+    else if (a->init) agree_input(load_params(&t->model, a->init));
     else init_params(&t->model, a->seed);
 }
 
@@ -654,13 +705,14 @@ void train(Trainer *t) {
     Progress p;
     progress_start(&p, &t->a, nonfinite_params, t);
     t->rs = t->ag = (CommOverlap){ 0 };
-    for (long s = 0; s < t->a.steps; s++) {
+    for (long s = t->start; s < t->a.steps; s++) {
         progress_begin_step(&p);
         t->loss = train_step(t, s);
         char scale[64];
         snprintf(scale, sizeof scale, " | scale %g | skipped %ld", t->scaler.scale, t->scaler.skipped);
         progress_end_step(&p, s, t->loss, scale);
         progress_stop_if(&p, scaler_stuck(&t->scaler, s));
+        save_state(t, s + 1);
     }
     t->comm = progress_end(&p);
 }
@@ -727,6 +779,7 @@ void report(Trainer *t) {
     snprintf(formula, sizeof formula, "(%zu + %zu + %d + 4 + 4)Ψ_pad/N = 16 x %zu/%d", e, e,
              m->dt == DT_F32 ? 0 : 4, m->shard_numel * rt.world, rt.world);
     MemReport mem = report_memory(formula, model_state_formula(m));
+    checkpoint_report();
     double g = report_peak(MEM_GRADS);
     print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %zu + full gradients in flight %.0f "
            "(a full %zuΨ is %zu)\n", g, e, e * m->shard_numel, g - (double)(e * m->shard_numel), e,
@@ -739,11 +792,11 @@ void report(Trainer *t) {
              " + overflow flag all_reduce 2(N-1)/N x 4%s (Ψ_pad = %zu, %s)", t->a.accum, e, e, e,
              t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "", m->shard_numel * rt.world,
              dtype_name(m->dt));
-    report_comm(&t->comm, t->a.steps, theory, comm_theory(t));
+    report_comm(&t->comm, theory, comm_theory(t));
     char note[32];
     snprintf(note, sizeof note, "%d bucket%s", t->nbuckets, t->nbuckets > 1 ? "s" : "");
-    report_overlap("reduce-scatter", &t->rs, t->a.steps, note);
-    report_overlap("all-gather", &t->ag, t->a.steps, t->a.prefetch ? "prefetch on" : "prefetch off");
+    report_overlap("reduce-scatter", &t->rs, t->comm.steps, note);
+    report_overlap("all-gather", &t->ag, t->comm.steps, t->a.prefetch ? "prefetch on" : "prefetch off");
     print0("\nloss scale: %s, %g at the end, %ld of %ld steps skipped for an overflow\n",
            t->scaler.dynamic ? "dynamic" : "static", t->scaler.scale, t->scaler.skipped, t->a.steps);
     report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);

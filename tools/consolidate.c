@@ -1,0 +1,73 @@
+// consolidate: a training checkpoint of any stage, saved at any number of ranks,
+// turned into one model file: the full fp32 model in --save-model's format
+// (PyTorch nn.Linear names), as DeepSpeed's zero_to_fp32 does. lc5's model is
+// its fp32 master, not the 16-bit params. It reads one layer at a time, from
+// whichever rank files hold its pieces, so it never holds more than one layer.
+//   build/bin/consolidate DIR OUT.safetensors
+// DIR is a checkpoint folder or a --save-dir (then its latest checkpoint).
+// A single process; no MPI. Exit status 2: the checkpoint or the paths are bad;
+// 1: the output could not be written (the previous file is kept).
+#include "../common/base.h"
+#include "../common/ckpt.h"
+#include "../common/file.h"
+#include "../common/mem.h"
+#include "../common/shards.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void __attribute__((noreturn)) stop(int status, const char *why) {
+    fprintf(stderr, "consolidate: %s\n", why);
+    exit(status);
+}
+
+// Writes the whole model of checkpoint dir (manifest m, kind k) to out.
+static const char *write_model(const Manifest *m, const char *dir, int k, const char *out) {
+    static CkptTensor specs[2 * SHARDS_MAX_LAYERS];
+    static CkptWriter w;
+    static ShardReader r;
+    int nl = shards_nlayers(m);
+    for (int l = 0; l < nl; l++) {
+        int o, i;
+        shards_layer(m, l, &o, &i);
+        ckpt_linear_specs(specs + 2 * l, l, o, i);
+    }
+    const char *err = ckpt_create(&w, out, 2 * nl, specs);
+    shards_reader(&r, m, dir);
+    for (int l = 0; l < nl && !err; l++) {
+        size_t n = shards_layer_numel(m, l);
+        float *layer = mem_alloc(MEM_PARAMS, n * sizeof(float));
+        err = shards_read(&r, k, l, 0, n, layer);  // weight, then bias: the file's order
+        if (err) file_abandon(&w.out);
+        else err = ckpt_append(&w, layer, n);
+        mem_free(layer);
+    }
+    shards_close(&r);
+    return err ? err : ckpt_finish(&w);
+}
+
+int main(int argc, char **argv) {
+    static Manifest m;
+    static char dir[4200];
+    char path[4300];
+    rt.prog = "consolidate";
+    if (argc != 3) stop(2, "usage: consolidate DIR OUT.safetensors (DIR: a checkpoint, or a --save-dir)");
+    mem_init();
+    const char *err = shards_locate(argv[1], dir, sizeof dir);
+    if (!err) {
+        snprintf(path, sizeof path, "%s/%s", dir, SHARDS_MANIFEST);
+        err = manifest_read(&m, path);
+    }
+    if (!err) err = file_check_output(argv[2], "model file");
+    if (err) stop(2, err);
+    int k = shards_kind(&m, "params");
+    if (k < 0) k = shards_kind(&m, "master");
+    if (k < 0) stop(2, "the checkpoint holds neither 'params' nor 'master'");
+    if (strcmp(m.kind[k].dtype, "F32") != 0) stop(2, "the checkpoint's params are not fp32");
+    err = write_model(&m, dir, k, argv[2]);
+    if (err) stop(strstr(err, "cannot write") ? 1 : 2, err);
+    printf("consolidate: %s (%s, %d rank%s, step %ld): '%s' into %s\n", dir, m.stage, m.ranks, m.ranks > 1 ? "s" : "",
+           m.step, m.kind[k].name, argv[2]);
+    return 0;
+}
