@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,14 @@ static void describe_kinds(const TrainState *s) {
                                 s->kind[k].sliced ? "/N" : " (rank 0)");
 }
 
+// ZC_CKPT_KILL_AT=STEP (for the tests): rank 0 dies of SIGKILL when the files
+// of that step's checkpoint are complete and its manifest is not yet written,
+// the moment a crash would leave an incomplete checkpoint behind.
+static void killed_here(long step) {
+    const char *at = getenv("ZC_CKPT_KILL_AT");
+    if (rt.rank == 0 && at && atol(at) == step) raise(SIGKILL);
+}
+
 void checkpoint_save(const TrainState *s) {
     static Manifest m;
     static CkptWriter w;
@@ -243,6 +252,7 @@ void checkpoint_save(const TrainState *s) {
         m.file_size[r] = (uint64_t)files[3 * r];
         m.file_hash[r] = (uint64_t)files[3 * r + 1] << 32 | (uint64_t)files[3 * r + 2];
     }
+    killed_here(s->step);
     const char *err = rt.rank == 0 ? commit(&m, save_dir, dir, name) : NULL;
     agree_exit(err, 1);
     if (rt.rank == 0) prune(save_dir, s->step);

@@ -256,7 +256,7 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     double sent = comm_total_sent_bytes(&s) * per;
     print0("  %-15s %10s %16s %18.1f\n", "total", "", "", sent);
     if (s.metrics.calls)
-        print0("  not counted above: %.2f scalar all_reduce/step for logging (%.1f bytes/step)\n",
+        print0("  not counted above: %.2f scalar all_reduce/step for logging and bookkeeping (%.1f bytes/step)\n",
                s.metrics.calls * per, s.metrics.payload * per);
     print0("  theory: %s = %.1f bytes sent per rank per step%s\n", theory, theory_bytes,
            fabs(sent - theory_bytes) <= 1e-9 * theory_bytes ? " (equal)" : " (DIFFERENT)");

@@ -610,10 +610,10 @@ long resume_state(Trainer *t) {
     checkpoint_resume(&s);
     t->opt.step = s.adam_step;
     Scaler *c = &t->scaler;
-    c->scale = (float)state_get(&s, "scale");
+    if (c->dynamic) c->scale = (float)state_get(&s, "scale");  // a static one is the option's
     c->clean = (int)state_get(&s, "clean");
     c->skipped = (long)state_get(&s, "skipped");
-    c->used = (float)state_get(&s, "used");
+    c->used = c->dynamic ? (float)state_get(&s, "used") : c->scale;
     c->counted = (long)state_get(&s, "counted");
     c->at_floor = (int)state_get(&s, "at_floor");
     return s.step;

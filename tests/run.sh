@@ -2,7 +2,8 @@
 # Runs every suite: the floors of common/, the single-process suites, the lc0
 # reference runs that later stages are graded against, the multi-rank suites at
 # N = 1, 2, 3, 4 (3 gives uneven shards), the command-line checks, hostile input
-# and faults, and the GPU suites (which say SKIPPED where there is no GPU).
+# and faults, training checkpoints, and the GPU suites (which say SKIPPED where
+# there is no GPU).
 # Exits non-zero on any failure.
 # usage: tests/run.sh [BUILD_DIR]      (SANITIZE=1: suppress Open MPI's own leaks)
 set -u
@@ -47,6 +48,7 @@ run "test_comm N=5" tools/launch 5 "$BUILD/test/test_comm"  # the hand-written c
 
 run "command line" tests/test_cli.sh "$BUILD"
 run "hostile input and faults" tests/test_faults.sh "$BUILD"
+run "training checkpoints" tests/test_checkpoint.sh "$BUILD"
 [ "${SANITIZE:-0}" = 1 ] || run "grading (skeleton, reference, known mistakes)" tests/grade_selftest.sh "$BUILD"
 run "stages on the GPU" tests/test_gpu.sh "$BUILD"
 

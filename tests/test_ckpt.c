@@ -1,5 +1,7 @@
 // test_ckpt: safetensors round trips, slices, and every malformed file refused
-// with a reason and without reading out of bounds (the sanitize build checks that).
+// with a reason and without reading out of bounds (the sanitize build checks that);
+// then training checkpoints' layout (shards): the sharding rule, the manifest,
+// and any range of a layer read back from the files of any N.
 #include "check_unit.h"
 
 #include <dirent.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include "../common/ckpt.h"
+#include "../common/file.h"
+#include "../common/shards.h"
 
 static char dir[] = "/tmp/zc_ckpt_XXXXXX";
 
@@ -455,6 +459,208 @@ START_TEST(test_linear_layers) {
 }
 END_TEST
 
+
+// ----------------------------------------------------------------------------
+// training checkpoints: the layout
+
+START_TEST(test_shard_ranges) {
+    // Rank r of N holds [r x ceil(numel/N), ...): the slices tile the segment in
+    // rank order, and the last ones may be short or empty.
+    for (size_t numel = 1; numel <= 40; numel++)
+        for (int n = 1; n <= 7; n++) {
+            size_t next = 0, shard = (numel + (size_t)n - 1) / (size_t)n;
+            for (int r = 0; r < n; r++) {
+                Range g = shard_range(numel, r, n);
+                ck_assert_uint_le(g.count, shard);
+                if (g.count) ck_assert_uint_eq(g.first, (size_t)r * shard);
+                if (g.count) ck_assert_uint_eq(g.first, next);
+                next += g.count;
+            }
+            ck_assert_uint_eq(next, numel);
+        }
+}
+END_TEST
+
+// A manifest of a tiny model (context 1, hidden 2, one hidden layer: segments
+// of 27x2+2 = 56 and 2x27+27 = 81 elements) kept over n ranks: "w" whole in F32,
+// "s" sliced in F32, "h" sliced in BF16.
+static void tiny_manifest(Manifest *m, int n) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->stage, sizeof m->stage, "lc_test");
+    m->ranks = n;
+    m->step = 7;
+    m->adam_step = 5;
+    m->seed = 18446744073709551615ull;
+    m->batch = 12;
+    m->examples = 1000;
+    m->context = 1, m->hidden = 2, m->layers = 1;
+    m->nkinds = 3;
+    m->kind[0] = (ShardKind){ "w", "F32", 1 };
+    m->kind[1] = (ShardKind){ "s", "F32", n };
+    m->kind[2] = (ShardKind){ "h", "BF16", n };
+    m->nvalues = 1;
+    snprintf(m->value_name[0], sizeof m->value_name[0], "scale");
+    m->value[0] = 0.1;
+}
+
+// Element i of layer l of kind k: a value every reader can predict (kind 2's
+// are small negative integers, exact in bf16).
+static float tiny_value(int k, int l, size_t i) {
+    return k == 2 ? -1.0f - (float)(100 * l) - (float)i : (float)(1000 * k + 100 * l) + (float)i;
+}
+static uint16_t to_bf16(float v) {
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    return (uint16_t)(b >> 16);
+}
+static float from_bf16(uint16_t h) {
+    uint32_t b = (uint32_t)h << 16;
+    float v;
+    memcpy(&v, &b, 4);
+    return v;
+}
+static long file_size(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+// Writes rank files for m into folder d, as a stage's save would, and fills in
+// their sizes and checksums.
+static void tiny_checkpoint(Manifest *m, const char *d) {
+    mkdir(d, 0777);
+    for (int r = 0; r < m->ranks; r++) {
+        static CkptWriter w;
+        CkptTensor specs[SHARDS_MAX_KINDS];
+        char path[512];
+        shards_file(path, sizeof path, d, r);
+        ck_assert_ptr_null(ckpt_create(&w, path, shards_specs(m, r, specs), specs));
+        for (int k = 0; k < m->nkinds; k++) {
+            if (m->kind[k].ranks == 1 && r != 0) continue;
+            for (int l = 0; l < shards_nlayers(m); l++) {
+                size_t numel = shards_layer_numel(m, l);
+                Range g = m->kind[k].ranks == 1 ? (Range){ 0, numel } : shard_range(numel, r, m->ranks);
+                for (size_t i = g.first; i < g.first + g.count; i++) {
+                    float v = tiny_value(k, l, i);
+                    uint16_t b = to_bf16(v);
+                    ck_assert_ptr_null(k == 2 ? ckpt_append_bytes(&w, &b, 2) : ckpt_append(&w, &v, 1));
+                }
+            }
+        }
+        ck_assert_ptr_null(ckpt_finish(&w));
+        ck_assert_uint_eq(w.size, (uint64_t)file_size(path));
+        uint64_t size, hash;
+        ck_assert_ptr_null(file_digest(path, "checkpoint file", &size, &hash));
+        ck_assert_uint_eq(hash, w.hash);  // the writer's running checksum is the file's
+        m->file_size[r] = size;
+        m->file_hash[r] = hash;
+    }
+}
+
+START_TEST(test_manifest) {
+    static Manifest m, back;
+    tiny_manifest(&m, 3);
+    m.file_size[2] = 123, m.file_hash[1] = 0xfedcba9876543210ull;
+    ck_assert_ptr_null(manifest_write(&m, path_of("manifest")));
+    ck_assert_ptr_null(manifest_read(&back, path_of("manifest")));
+    ck_assert_mem_eq(&back, &m, sizeof m);
+    // Each line changed in a way a reader must not accept.
+    static const char *bad[][2] = {
+        { "end\n", "" },                                  // cut short
+        { "ranks 3\n", "ranks 3x\n" },
+        { "kind s F32 3\n", "kind s F32 2\n" },           // neither whole nor over every rank
+        { "kind h BF16 3\n", "kind h Q4 3\n" },
+        { "padding segment", "padding row" },
+        { "step 7\n", "step -7\n" },
+        { "file rank-00001", "file rank-00002" },
+        { "fedcba9876543210", "fedcba987654321" },
+        { "model context 1", "model context 99" },
+    };
+    FILE *f = fopen(path_of("manifest"), "r");
+    static char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *at = strstr(text, bad[i][0]);
+        ck_assert_ptr_nonnull(at);
+        FILE *g = fopen(path_of("bad_manifest"), "w");
+        fprintf(g, "%.*s%s%s", (int)(at - text), text, bad[i][1], at + strlen(bad[i][0]));
+        fclose(g);
+        const char *err = manifest_read(&back, path_of("bad_manifest"));
+        ck_assert_msg(err && (strstr(err, "is corrupt") || strstr(err, "is incomplete")), "change %zu accepted: %s",
+                      i, err ? err : "(no error)");
+    }
+}
+END_TEST
+
+START_TEST(test_shards_read) {
+    // Saved at N = 1..5, read back whole and in every range that straddles
+    // slices (which is what a rank of another N asks for).
+    for (int n = 1; n <= 5; n++) {
+        static Manifest m;
+        static ShardReader r;
+        char d[256];
+        snprintf(d, sizeof d, "%s/ck%d", dir, n);
+        tiny_manifest(&m, n);
+        tiny_checkpoint(&m, d);
+        shards_reader(&r, &m, d);
+        for (int k = 0; k < m.nkinds; k++)
+            for (int l = 0; l < shards_nlayers(&m); l++) {
+                size_t numel = shards_layer_numel(&m, l);
+                for (size_t first = 0; first < numel; first += 7)
+                    for (size_t count = 0; first + count <= numel; count += 5) {
+                        float got[81];
+                        uint16_t half[81];
+                        ck_assert_ptr_null(shards_read(&r, k, l, first, count, k == 2 ? (void *)half : got));
+                        for (size_t i = 0; i < count; i++) {
+                            float v = k == 2 ? from_bf16(half[i]) : got[i];
+                            ck_assert_float_eq(v, tiny_value(k, l, first + i));
+                        }
+                    }
+            }
+        shards_close(&r);
+        // A byte changed anywhere in a file: its checksum no longer matches.
+        char path[512];
+        shards_file(path, sizeof path, d, n - 1);
+        FILE *f = fopen(path, "r+b");
+        fseek(f, -1, SEEK_END);
+        int c = fgetc(f);
+        fseek(f, -1, SEEK_END);
+        fputc(c ^ 1, f);
+        fclose(f);
+        shards_reader(&r, &m, d);
+        const char *err = shards_read(&r, 1, 1, 0, shards_layer_numel(&m, 1), (float[81]){ 0 });
+        ck_assert_ptr_nonnull(err);
+        ck_assert_ptr_nonnull(strstr(err, "is corrupt"));
+        shards_close(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_shards_locate) {
+    char d[256], found[512], path[600];
+    snprintf(d, sizeof d, "%s/save", dir);
+    mkdir(d, 0777);
+    ck_assert_ptr_nonnull(strstr(shards_locate(d, found, sizeof found), "no checkpoint in"));
+    snprintf(path, sizeof path, "%s/step-00000004", d);
+    mkdir(path, 0777);
+    FILE *f = fopen(path_of("save/latest"), "w");
+    fprintf(f, "step-00000004\n");
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(shards_locate(d, found, sizeof found), "is incomplete"));
+    f = fopen(path_of("save/step-00000004/manifest"), "w");
+    fclose(f);
+    ck_assert_ptr_null(shards_locate(d, found, sizeof found));
+    ck_assert_str_eq(found, path);
+    ck_assert_ptr_null(shards_locate(path, found, sizeof found));  // the folder itself
+    ck_assert_str_eq(found, path);
+    f = fopen(path_of("save/latest"), "w");
+    fprintf(f, "../../etc\n");
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(shards_locate(d, found, sizeof found), "is corrupt"));
+}
+END_TEST
+
 static Suite *suite(void) {
     if (!mkdtemp(dir)) fatal("mkdtemp %s failed", dir);
     Suite *s = suite_create("ckpt");
@@ -470,6 +676,12 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_read_nonfinite);
     tcase_add_test(tc, test_linear_layers);
     suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("training checkpoints");
+    tcase_add_test(tl, test_shard_ranges);
+    tcase_add_test(tl, test_manifest);
+    tcase_add_test(tl, test_shards_read);
+    tcase_add_test(tl, test_shards_locate);
+    suite_add_tcase(s, tl);
     return s;
 }
 

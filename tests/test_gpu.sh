@@ -7,7 +7,8 @@
 #     rank counts that add in different orders agree within 1e-8 after 30 steps.
 #   lc5 in bf16 and fp16: within 2e-3 and 1e-3, lc5's own grading tolerances.
 # Several ranks share one GPU through --comm mpi (staged through host memory);
-# --comm nccl runs at one rank per GPU.
+# --comm nccl runs at one rank per GPU. Training checkpoints saved from GPU
+# memory resume bit for bit on the GPU and on the curve on the CPU.
 # usage: tests/test_gpu.sh [BUILD_DIR]
 set -u
 BUILD=${1:-build}
@@ -104,6 +105,26 @@ run lc4.save 2 lc4_zero3 --device cuda --comm mpi --save-model "$out/gpu.st"
 run lc4.init.gpu 2 lc4_zero3 --device cuda --comm mpi --init "$out/gpu.st"
 run lc4.init.cpu 2 lc4_zero3 --init "$out/gpu.st"
 same "lc4_zero3 --init of a model saved on the GPU" 1e-5 "$out/lc4.init.gpu" "$out/lc4.init.cpu"
+# Training checkpoints saved from GPU memory: resumed on the GPU, the same run
+# bit for bit (loss log and model); resumed on the CPU at N = 3, the same curve.
+for sc in lc4_zero3::1e-5 "lc5_mixed_precision:--dtype bf16:2e-3"; do
+  st=${sc%%:*} rest=${sc#*:}
+  o=${rest%%:*} tol=${rest#*:}
+  # shellcheck disable=SC2086
+  run "$st.ck.full" 2 "$st" $o --device cuda --comm mpi --save-model "$out/$st.full.st"
+  # shellcheck disable=SC2086
+  run "$st.ck.a" 2 "$st" $o --device cuda --comm mpi --steps 15 --save-dir "$out/$st.ck"
+  # shellcheck disable=SC2086
+  run "$st.ck.b" 2 "$st" $o --device cuda --comm mpi --resume "$out/$st.ck" --save-model "$out/$st.res.st"
+  checks=$((checks + 1))
+  if cat "$out/$st.ck.a" "$out/$st.ck.b" | cmp -s - "$out/$st.ck.full" && cmp -s "$out/$st.full.st" "$out/$st.res.st"
+  then echo "ok   $st: a checkpoint saved on the GPU resumes there bit for bit"
+  else echo "FAIL $st: the run resumed on the GPU differs from the uninterrupted one"; fails=$((fails + 1)); fi
+  # shellcheck disable=SC2086
+  run "$st.ck.cpu" 3 "$st" $o --resume "$out/$st.ck"
+  tail -n 15 "$out/$st.ck.full" >"$out/$st.ck.tail"
+  same "$st: the GPU's checkpoint resumed on the CPU at N=3" "$tol" "$out/$st.ck.cpu" "$out/$st.ck.tail"
+done
 # Every collective of every host backend on GPU buffers: no wrong element.
 checks=$((checks + 1))
 if tools/launch 2 "$BUILD/bin/bench_comm" -d cuda -B 'mpi ring naive' -b 1K -e 1M -f 8 -w 1 -n 2 >"$out/bench" 2>&1 &&

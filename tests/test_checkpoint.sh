@@ -1,0 +1,176 @@
+#!/bin/sh
+# Training checkpoints (--save-every, --save-dir, --resume) and consolidate:
+# a resumed run is the uninterrupted run bit for bit at the same N (every stage,
+# N = 1..4, accumulation and clipping on; lc5 in fp16 with a dynamic scale and a
+# step skipped at the save); a checkpoint resumes at another N and in another
+# stage on the same curve, within the stages' grading tolerance; a bad
+# checkpoint is refused with one line and exit 2; a rank killed between its
+# files and the manifest leaves the previous checkpoint loadable; consolidate
+# writes what --save-model writes, byte for byte; the files hold exactly the
+# state the stage keeps. Every run is bounded by a timeout.
+# usage: tests/test_checkpoint.sh [BUILD_DIR]
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. tests/expect.sh
+B=$BUILD/bin
+model="--hidden 16 --layers 2 --context 3 --batch 48 --sample 0 --log-every 1"
+train="$model --accum 2 --clip 0.5"
+fp16="--dtype fp16 --initial-scale 16777216 --scale-window 3"
+S=16 H=8  # steps in all, and where the interrupted runs stop
+
+stage_bin() { case $1 in lc0) echo "$B/lc0_adam" ;; lc1) echo "$B/lc1_distributed_adam" ;; lc2) echo "$B/lc2_zero1" ;;
+  lc3) echo "$B/lc3_zero2" ;; lc4) echo "$B/lc4_zero3" ;; lc5) echo "$B/lc5_mixed_precision" ;; esac; }
+opts() { [ "$1" = lc5 ] && echo "$train $fp16" || echo "$train"; }
+
+# run N STAGE ARGS...: a bounded run, its stdout in $tmp/out; fails the check on a non-zero exit.
+run() {
+  n=$1 st=$2; shift 2
+  timeout 120 tools/launch "$n" "$(stage_bin "$st")" $(opts "$st") "$@" >"$tmp/out" 2>"$tmp/err" ||
+    { echo "run failed (N=$n $st $*):"; sed 's/^/    /' "$tmp/err" | head -5; return 1; }
+}
+
+# same_curve A B TOL: loss logs A and B cover the same steps, each loss within
+# TOL relative (0: identical text).
+same_curve() {
+  [ "$3" = 0 ] && { cmp -s "$1" "$2"; return; }
+  awk -v tol="$3" 'NR == FNR { l[$1] = $2; next }
+    { n++; if (!($1 in l)) bad = 1; d = $2 - l[$1]; if (d < 0) d = -d; if (d > tol * l[$1]) bad = 1 }
+    END { exit bad || n == 0 }' "$1" "$2"
+}
+
+# ------------------------------------------------------------------------------
+# Exact resume: S steps in one run; H steps, a checkpoint, then H more in a
+# second run: the same loss log and the same model, byte for byte.
+
+exact() {
+  n=$1 st=$2 d=$tmp/x-$st-$n
+  mkdir -p "$d"
+  run "$n" "$st" --steps $S --loss-log "$d/full.log" --save-model "$d/full.st" &&
+    cp "$tmp/out" "$d/full.out" &&
+    run "$n" "$st" --steps $H --save-dir "$d/ck" --loss-log "$d/a.log" &&
+    run "$n" "$st" --steps $S --resume "$d/ck" --loss-log "$d/b.log" --save-model "$d/res.st" &&
+    cat "$d/a.log" "$d/b.log" | cmp -s - "$d/full.log" && cmp -s "$d/full.st" "$d/res.st"
+}
+# skipped STEP OUT: lc5's count of skipped steps after STEP, from its progress lines.
+skipped() { sed -n "s|^step *$1/.* skipped \([0-9]*\)$|\1|p" "$2"; }
+check "lc0 resumes exactly" exact 1 lc0
+for n in 1 2 3 4; do
+  for st in lc1 lc2 lc3 lc4 lc5; do check "$st resumes exactly at N=$n" exact "$n" "$st"; done
+  # The fp16 run skips the step right after the save (the scale doubled at it):
+  # the restored loss scale, not a fresh one, is what makes that step the same.
+  check "lc5 at N=$n skips step $((H + 1)), just after the save" \
+    test "$(skipped $((H + 1)) "$tmp/x-lc5-$n/full.out")" -gt "$(skipped $H "$tmp/x-lc5-$n/full.out")"
+done
+
+# ------------------------------------------------------------------------------
+# Resharding, and other stages: the curve continues within the grading tolerance
+# of the uninterrupted run (1e-6 relative: the sums run in another order).
+
+tol=1e-6
+run 4 lc4 --steps $S --loss-log "$tmp/lc4.log" >/dev/null
+run 4 lc4 --steps $H --save-dir "$tmp/c4" >/dev/null
+run 3 lc2 --steps $S --loss-log "$tmp/lc2.log" >/dev/null
+run 3 lc2 --steps $H --save-dir "$tmp/c3" >/dev/null
+for n in 3 1; do
+  check "lc4 saved at N=4 resumes at N=$n" run "$n" lc4 --steps $S --resume "$tmp/c4" --loss-log "$tmp/r.log"
+  check "  and its curve is lc4's at N=4" same_curve "$tmp/lc4.log" "$tmp/r.log" $tol
+  check "  and it says it resharded" grep -q "resharded" "$tmp/out"
+done
+check "lc2 saved at N=3 resumes at N=4" run 4 lc2 --steps $S --resume "$tmp/c3" --loss-log "$tmp/r.log"
+check "  and its curve is lc2's at N=3" same_curve "$tmp/lc2.log" "$tmp/r.log" $tol
+run 3 lc3 --steps $H --save-dir "$tmp/c32" >/dev/null
+check "a ZeRO-2 checkpoint (N=3) resumes in ZeRO-3 (N=4)" run 4 lc4 --steps $S --resume "$tmp/c32" --loss-log "$tmp/r.log"
+check "  on lc4's curve" same_curve "$tmp/lc4.log" "$tmp/r.log" $tol
+check "a ZeRO-3 checkpoint (N=4) resumes in lc1 (N=2)" run 2 lc1 --steps $S --resume "$tmp/c4" --loss-log "$tmp/r.log"
+check "  on lc4's curve" same_curve "$tmp/lc4.log" "$tmp/r.log" $tol
+check "lc5 in fp32 resumes lc5's fp16 checkpoint (the master is the model)" \
+  run 3 lc5 --steps $S --resume "$tmp/x-lc5-3/ck" --dtype fp32 --loss-log "$tmp/r.log"
+check "  with no loss scale (fp32's is none)" grep -q "^step *$S/$S .*| scale 1 |" "$tmp/out"
+check "and in lc0" run 1 lc0 --steps $S --resume "$tmp/c4" --loss-log "$tmp/r.log"
+check "  on lc4's curve" same_curve "$tmp/lc4.log" "$tmp/r.log" $tol
+
+# ------------------------------------------------------------------------------
+# What a checkpoint holds: the last two, exactly the state, the report.
+
+run 4 lc4 --steps 8 --save-every 2 --save-dir "$tmp/keep" >/dev/null
+check "the last two checkpoints are kept" test "$(ls "$tmp/keep" | tr '\n' ' ')" = "latest step-00000006 step-00000008 "
+check "latest names the last" test "$(cat "$tmp/keep/latest")" = step-00000008
+# data_bytes FILE: a safetensors file's tensor data (its size less the header).
+data_bytes() { echo $(($(stat -c %s "$1") - 8 - $(od -An -t u8 -N 8 "$1" | tr -d ' '))); }
+sum_data() { t=0; for f in "$1"/rank-*.safetensors; do t=$((t + $(data_bytes "$f"))); done; echo $t; }
+psi=$(grep -o 'params=[0-9]*' "$tmp/out" | head -1 | cut -d= -f2)
+check "lc4's files hold 12Ψ bytes (params, m, v slices; no padding)" test "$(sum_data "$tmp/keep/step-00000008")" = $((12 * psi))
+check "the report shows what each rank saves" grep -q "^checkpoints: 4 saved | .*params 4Ψ/N, m 4Ψ/N, v 4Ψ/N" "$tmp/out"
+run 2 lc2 --steps 2 --save-dir "$tmp/k2" >/dev/null
+check "lc2: rank 0 writes the params, each rank its m and v (4Ψ + 8Ψ)" test "$(sum_data "$tmp/k2/step-00000002")" = $((12 * psi))
+check "lc2: rank 1 holds m and v slices only" test "$(data_bytes "$tmp/k2/step-00000002/rank-00001.safetensors")" -lt $((5 * psi))
+run 3 lc5 --steps 2 --save-dir "$tmp/k5" >/dev/null
+check "lc5 fp16: 2Ψ + 4Ψ + 4Ψ + 4Ψ bytes in all" test "$(sum_data "$tmp/k5/step-00000002")" = $((14 * psi))
+check "lc5 saves the loss scale" grep -q "^value scale " "$tmp/k5/step-00000002/manifest"
+
+# ------------------------------------------------------------------------------
+# Refusals: one line, exit 2.
+
+lc4="$B/lc4_zero3"
+expect 2 2 "is of another model" "$lc4" $train --hidden 8 --steps $S --resume "$tmp/c4"
+expect 2 2 "was saved with --seed" "$lc4" $train --seed 7 --steps $S --resume "$tmp/c4"
+expect 2 2 "was saved with --batch" "$lc4" $train --batch 24 --steps $S --resume "$tmp/c4"
+expect 2 2 "leaves nothing to train" "$lc4" $train --steps $H --resume "$tmp/c4"
+expect 2 2 "lc5_mixed_precision cannot resume it" "$B/lc5_mixed_precision" $train --steps $S --resume "$tmp/c4"
+expect 2 2 "lc4_zero3 cannot resume it" "$lc4" $train --steps $S --resume "$tmp/k5"
+expect 2 2 "this run keeps it as BF16" "$B/lc5_mixed_precision" $train --steps $S --resume "$tmp/k5"
+expect 2 2 "no checkpoint in" "$lc4" $train --steps $S --resume "$tmp"
+expect 2 2 "No such file or directory" "$lc4" $train --steps $S --resume "$tmp/nowhere"
+expect 2 2 "--resume and --init both given" "$lc4" $train --steps $S --resume "$tmp/c4" --init "$tmp/x-lc4-1/full.st"
+expect 2 2 "--save-every 2: needs --save-dir" "$lc4" $train --steps $S --save-every 2
+touch "$tmp/plain"
+expect 2 2 "cannot write checkpoint folder '$tmp/plain': not a directory" "$lc4" $train --steps 2 --save-dir "$tmp/plain"
+cp -r "$tmp/c4" "$tmp/bad"
+ck=$tmp/bad/step-0000000$H
+printf 'x' | dd of="$ck/rank-00002.safetensors" bs=1 seek=200 conv=notrunc 2>/dev/null
+expect 2 2 "rank-00002.safetensors' is corrupt" "$lc4" $train --steps $S --resume "$tmp/bad"
+rm "$ck/rank-00002.safetensors"
+expect 2 2 "cannot read checkpoint file" "$lc4" $train --steps $S --resume "$tmp/bad"
+sed -i 's/^ranks 4$/ranks four/' "$ck/manifest"
+expect 2 2 "is corrupt at line" "$lc4" $train --steps $S --resume "$tmp/bad"
+rm "$ck/manifest"
+expect 2 2 "is incomplete: it has no manifest" "$lc4" $train --steps $S --resume "$ck"
+expect 2 2 "is incomplete: it has no manifest" "$lc4" $train --steps $S --resume "$tmp/bad"
+
+# ------------------------------------------------------------------------------
+# A crash between the shard files and the manifest: the previous checkpoint is
+# whole, latest still names it, and training resumes from it exactly.
+
+d=$tmp/x-lc3-3
+ZC_CKPT_KILL_AT=12 timeout 60 tools/launch 3 "$B/lc3_zero2" $train --steps $S --save-every 4 --save-dir "$tmp/crash" \
+  >/dev/null 2>&1
+check "the killed run failed" test $? -ne 0
+check "it left step 12's files without a manifest" test -f "$tmp/crash/step-00000012/rank-00000.safetensors" -a \
+  ! -f "$tmp/crash/step-00000012/manifest"
+check "latest still names step 8" test "$(cat "$tmp/crash/latest")" = step-00000008
+check "the run resumes from step 8" run 3 lc3 --steps $S --resume "$tmp/crash" --loss-log "$tmp/r.log" \
+  --save-model "$tmp/r.st"
+check "  exactly as the uninterrupted run" cmp -s "$tmp/r.st" "$d/full.st"
+check "  and its loss log is steps 9..16 of it" sh -c "tail -n 8 '$d/full.log' | cmp -s - '$tmp/r.log'"
+expect 2 2 "is incomplete: it has no manifest" "$B/lc3_zero2" $train --steps $S --resume "$tmp/crash/step-00000012"
+
+# ------------------------------------------------------------------------------
+# consolidate: the --save-model file of the same run, byte for byte (lc5: the
+# fp32 master, which is what its --save-model writes too).
+
+for x in lc0-1 lc1-2 lc2-3 lc3-4 lc4-4 lc4-3 lc5-3 lc5-2; do
+  d=$tmp/x-$x
+  mkdir -p "$d/ck2"
+  st=${x%-*} n=${x#*-}
+  run "$n" "$st" --steps $H --save-dir "$d/ck2" --save-model "$d/h.st" >/dev/null
+  check "consolidate $st (N=$n) = its --save-model" sh -c \
+    "'$B/consolidate' '$d/ck2' '$d/c.st' >/dev/null && cmp -s '$d/c.st' '$d/h.st'"
+done
+expect 1 2 "usage: consolidate DIR OUT.safetensors" "$B/consolidate" "$tmp/c4"
+expect 1 2 "is incomplete: it has no manifest" "$B/consolidate" "$tmp/crash/step-00000012" "$tmp/o.st"
+check "consolidate makes no output from a bad checkpoint" test ! -e "$tmp/o.st"
+
+finish test_checkpoint
