@@ -160,10 +160,11 @@ const char *manifest_read(Manifest *m, const char *path) {
     int lines = 0, files = 0, ended = 0, bad = 0;
     while (!bad && !ended && fgets(line, sizeof line, f)) {
         size_t n = strlen(line);
+        lines++;
         if (n == 0 || line[n - 1] != '\n') bad = 1;
         else line[n - 1] = '\0';
-        if (bad || line[0] == '#') continue;
-        bad = lines++ == 0 ? strcmp(line, MAGIC) != 0 : !manifest_line(m, line, &files, &ended);
+        if (bad || (lines > 1 && line[0] == '#')) continue;
+        bad = lines == 1 ? strcmp(line, MAGIC) != 0 : !manifest_line(m, line, &files, &ended);
     }
     fclose(f);
     if (bad) REFUSE("checkpoint manifest '%s' is corrupt at line %d", file_shown(path), lines);

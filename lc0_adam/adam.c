@@ -32,7 +32,8 @@
 
 #define STAGE "lc0_adam"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model save-every save-dir resume loss-log trace device"
+                "weight-decay clip seed log-every sample init save-model loss-log trace device " \
+                "save-every save-dir resume"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------

@@ -82,7 +82,8 @@ done
 check "lc2 saved at N=3 resumes at N=4" run 4 lc2 --steps $S --resume "$tmp/c3" --loss-log "$tmp/r.log"
 check "  and its curve is lc2's at N=3" same_curve "$tmp/lc2.log" "$tmp/r.log" $tol
 run 3 lc3 --steps $H --save-dir "$tmp/c32" >/dev/null
-check "a ZeRO-2 checkpoint (N=3) resumes in ZeRO-3 (N=4)" run 4 lc4 --steps $S --resume "$tmp/c32" --loss-log "$tmp/r.log"
+check "a ZeRO-2 checkpoint (N=3) resumes in ZeRO-3 (N=4)" \
+  run 4 lc4 --steps $S --resume "$tmp/c32" --loss-log "$tmp/r.log"
 check "  on lc4's curve" same_curve "$tmp/lc4.log" "$tmp/r.log" $tol
 check "a ZeRO-3 checkpoint (N=4) resumes in lc1 (N=2)" run 2 lc1 --steps $S --resume "$tmp/c4" --loss-log "$tmp/r.log"
 check "  on lc4's curve" same_curve "$tmp/lc4.log" "$tmp/r.log" $tol
@@ -96,17 +97,26 @@ check "  on lc4's curve" same_curve "$tmp/lc4.log" "$tmp/r.log" $tol
 # What a checkpoint holds: the last two, exactly the state, the report.
 
 run 4 lc4 --steps 8 --save-every 2 --save-dir "$tmp/keep" >/dev/null
-check "the last two checkpoints are kept" test "$(ls "$tmp/keep" | tr '\n' ' ')" = "latest step-00000006 step-00000008 "
+check "the last two checkpoints are kept" \
+  test "$(ls "$tmp/keep" | tr '\n' ' ')" = "latest step-00000006 step-00000008 "
 check "latest names the last" test "$(cat "$tmp/keep/latest")" = step-00000008
 # data_bytes FILE: a safetensors file's tensor data (its size less the header).
 data_bytes() { echo $(($(stat -c %s "$1") - 8 - $(od -An -t u8 -N 8 "$1" | tr -d ' '))); }
 sum_data() { t=0; for f in "$1"/rank-*.safetensors; do t=$((t + $(data_bytes "$f"))); done; echo $t; }
 psi=$(grep -o 'params=[0-9]*' "$tmp/out" | head -1 | cut -d= -f2)
-check "lc4's files hold 12Ψ bytes (params, m, v slices; no padding)" test "$(sum_data "$tmp/keep/step-00000008")" = $((12 * psi))
-check "the report shows what each rank saves" grep -q "^checkpoints: 4 saved | .*params 4Ψ/N, m 4Ψ/N, v 4Ψ/N" "$tmp/out"
+check "lc4's files hold 12Ψ bytes (params, m, v slices; no padding)" \
+  test "$(sum_data "$tmp/keep/step-00000008")" = $((12 * psi))
+check "the report shows what each rank saves" \
+  grep -q "^checkpoints: 4 saved | .*params 4Ψ/N, m 4Ψ/N, v 4Ψ/N" "$tmp/out"
 run 2 lc2 --steps 2 --save-dir "$tmp/k2" >/dev/null
-check "lc2: rank 0 writes the params, each rank its m and v (4Ψ + 8Ψ)" test "$(sum_data "$tmp/k2/step-00000002")" = $((12 * psi))
-check "lc2: rank 1 holds m and v slices only" test "$(data_bytes "$tmp/k2/step-00000002/rank-00001.safetensors")" -lt $((5 * psi))
+check "lc2: rank 0 writes the params, each rank its m and v (4Ψ + 8Ψ)" \
+  test "$(sum_data "$tmp/k2/step-00000002")" = $((12 * psi))
+# tensors FILE: the names of a safetensors file's tensors, in order.
+tensors() { dd if="$1" bs=1 skip=8 count="$(od -An -t u8 -N 8 "$1" | tr -d ' ')" 2>/dev/null |
+  grep -o '"[a-z0-9_]*":{"dtype"' | cut -d'"' -f2 | tr '\n' ' '; }
+k2=$tmp/k2/step-00000002
+check "lc2: rank 0's file holds params, m, v" test "$(tensors "$k2/rank-00000.safetensors")" = "params m v "
+check "lc2: rank 1's only m and v" test "$(tensors "$k2/rank-00001.safetensors")" = "m v "
 run 3 lc5 --steps 2 --save-dir "$tmp/k5" >/dev/null
 check "lc5 fp16: 2Ψ + 4Ψ + 4Ψ + 4Ψ bytes in all" test "$(sum_data "$tmp/k5/step-00000002")" = $((14 * psi))
 check "lc5 saves the loss scale" grep -q "^value scale " "$tmp/k5/step-00000002/manifest"
@@ -127,7 +137,8 @@ expect 2 2 "No such file or directory" "$lc4" $train --steps $S --resume "$tmp/n
 expect 2 2 "--resume and --init both given" "$lc4" $train --steps $S --resume "$tmp/c4" --init "$tmp/x-lc4-1/full.st"
 expect 2 2 "--save-every 2: needs --save-dir" "$lc4" $train --steps $S --save-every 2
 touch "$tmp/plain"
-expect 2 2 "cannot write checkpoint folder '$tmp/plain': not a directory" "$lc4" $train --steps 2 --save-dir "$tmp/plain"
+expect 2 2 "cannot write checkpoint folder '$tmp/plain': not a directory" \
+  "$lc4" $train --steps 2 --save-dir "$tmp/plain"
 cp -r "$tmp/c4" "$tmp/bad"
 ck=$tmp/bad/step-0000000$H
 printf 'x' | dd of="$ck/rank-00002.safetensors" bs=1 seek=200 conv=notrunc 2>/dev/null
@@ -169,6 +180,18 @@ for x in lc0-1 lc1-2 lc2-3 lc3-4 lc4-4 lc4-3 lc5-3 lc5-2; do
   check "consolidate $st (N=$n) = its --save-model" sh -c \
     "'$B/consolidate' '$d/ck2' '$d/c.st' >/dev/null && cmp -s '$d/c.st' '$d/h.st'"
 done
+# And into PyTorch, where torch is installed (not a dependency: elsewhere this
+# is skipped): its loss over the whole data set is lc0's.
+if python3 -c 'import torch, safetensors' 2>/dev/null; then
+  py=$(python3 tools/pytorch_loss.py "$tmp/x-lc4-4/c.st" --context 3 | sed -n 's/.*mean loss //p')
+  examples=$(sed -n 's/.* \([0-9]*\) examples$/\1/p' "$tmp/out" | head -1)
+  timeout 120 tools/launch 1 "$B/lc0_adam" --hidden 16 --layers 2 --context 3 --init "$tmp/x-lc4-4/c.st" \
+    --batch "$examples" --steps 1 --lr 1e-9 --sample 0 --log-every 0 --loss-log "$tmp/pt.log" >/dev/null 2>&1
+  check "consolidate's model in PyTorch: lc0's loss ($py)" \
+    awk -v p="$py" '{ d = $2 - p; exit !(p != "" && (d < 0 ? -d : d) <= 1e-6) }' "$tmp/pt.log"
+else
+  echo "skipped: consolidate's model in PyTorch (no torch here)"
+fi
 expect 1 2 "usage: consolidate DIR OUT.safetensors" "$B/consolidate" "$tmp/c4"
 expect 1 2 "is incomplete: it has no manifest" "$B/consolidate" "$tmp/crash/step-00000012" "$tmp/o.st"
 check "consolidate makes no output from a bad checkpoint" test ! -e "$tmp/o.st"
