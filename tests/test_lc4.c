@@ -298,8 +298,13 @@ START_TEST(test_prefetch_overlaps_compute) {
         printf("  all-gather %.3f ms, %.3f ms of it under compute (summed over ranks)\n", 1e3 * v[1],
                1e3 * v[0]);
     ck_all_msg(v[1] > 0, "no all-gather time was measured: wait with comm_wait_timed(req, &t->ag)");
-    ck_all_msg(v[0] > 0 && v[0] <= v[1], "no all-gather ran under compute (%.3g s of %.3g s): with --prefetch 1 "
-               "launch the next layer's gather before waiting for this one's", v[0], v[1]);
+    // A prefetched gather runs under the layer before it: 7 to 26% of the
+    // gathers' time in 11 runs here (N = 3 on 2 cores also running two busy
+    // loops; summed over ranks). Without prefetch only a caller preempted
+    // between launch and wait lets one run "under compute": 0.06 ms of 1.4 s,
+    // once in six such runs. 1% keeps the two apart by a wide margin.
+    ck_all_msg(v[0] >= 0.01 * v[1] && v[0] <= v[1], "no all-gather ran under compute (%.3g s of %.3g s): with "
+               "--prefetch 1 launch the next layer's gather before waiting for this one's", v[0], v[1]);
     trainer_teardown(&t);
 }
 END_TEST

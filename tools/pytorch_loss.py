@@ -4,7 +4,7 @@
 # prints at step 1 with the whole data set as one batch:
 #   build/bin/lc0_adam --init MODEL --batch 592752 --steps 1 --lr 1e-9 --sample 0
 # usage: tools/pytorch_loss.py MODEL.safetensors [WORDS] [--context T]
-# Needs torch and safetensors (pip); not part of make test.
+# Needs torch and safetensors (pip); make test runs it only where they are installed.
 import argparse
 import re
 
