@@ -95,6 +95,14 @@ const char *manifest_write(const Manifest *m, const char *path) {
                       "# multiple of the ranks that keep a kind, rank r holds slice r\npadding %s\n",
                       MAGIC, m->stage, m->ranks, m->step, m->adam_step, m->seed, m->batch, m->examples,
                       m->context, m->hidden, m->layers, PADDING) < 0;
+    size_t psi = 0;
+    for (int l = 0; l < shards_nlayers(m); l++) {
+        int out, in;
+        shards_layer(m, l, &out, &in);
+        bad |= fprintf(f, "layer %d weight %d %d bias %d\n", l, out, in, out) < 0;
+        psi += shards_layer_numel(m, l);
+    }
+    bad |= fprintf(f, "psi %zu\n", psi) < 0;
     for (int k = 0; k < m->nkinds; k++)
         bad |= fprintf(f, "kind %s %s %d\n", m->kind[k].name, m->kind[k].dtype, m->kind[k].ranks) < 0;
     for (int v = 0; v < m->nvalues; v++)
@@ -107,11 +115,37 @@ const char *manifest_write(const Manifest *m, const char *path) {
     return file_commit(&w);
 }
 
+// What the lines that repeat the model's shape said (checked against it).
+typedef struct { int files, ended, layers; size_t psi; } Seen;
+
+// A line "layer l weight out in bias out" or "psi N": 1 if it agrees with the
+// shape given by the model line before it.
+static int shape_line(const Manifest *m, const char *s, Seen *seen) {
+    int l, out, in, bout, n = 0;
+    size_t psi;
+    if (sscanf(s, "layer %d weight %d %d bias %d %n", &l, &out, &in, &bout, &n) == 4 && !s[n]) {
+        int o, i;
+        if (m->context == 0 || l != seen->layers || l >= shards_nlayers(m)) return 0;
+        shards_layer(m, l, &o, &i);
+        seen->layers++;
+        return out == o && in == i && bout == o;
+    }
+    if (sscanf(s, "psi %zu %n", &psi, &n) == 1 && !s[n]) {
+        size_t want = 0;
+        for (int i = 0; i < shards_nlayers(m); i++) want += shards_layer_numel(m, i);
+        seen->psi = psi;
+        return m->context != 0 && psi == want;
+    }
+    return -1;
+}
+
 // One line of the manifest, parsed into m; 0 if it is not one.
-static int manifest_line(Manifest *m, const char *s, int *files, int *ended) {
+static int manifest_line(Manifest *m, const char *s, Seen *seen) {
     char a[64], b[64];
     int n = 0, r;
     unsigned long long size;
+    int shape = shape_line(m, s, seen);
+    if (shape >= 0) return shape;
     if (sscanf(s, "stage %31s %n", m->stage, &n) == 1 && !s[n]) return 1;
     if (sscanf(s, "ranks %d %n", &m->ranks, &n) == 1 && !s[n]) return m->ranks >= 1 && m->ranks <= SHARDS_MAX_RANKS;
     if (sscanf(s, "step %ld %n", &m->step, &n) == 1 && !s[n]) return m->step >= 0;
@@ -138,14 +172,14 @@ static int manifest_line(Manifest *m, const char *s, int *files, int *ended) {
         return 1;
     }
     if (sscanf(s, "file rank-%d.safetensors %llu %16s %n", &r, &size, b, &n) == 3 && !s[n]) {
-        if (r != *files || r >= SHARDS_MAX_RANKS || strlen(b) != 16) return 0;
+        if (r != seen->files || r >= SHARDS_MAX_RANKS || strlen(b) != 16) return 0;
         char *end;
         m->file_hash[r] = strtoull(b, &end, 16);
         m->file_size[r] = size;
-        (*files)++;
+        seen->files++;
         return *end == '\0';
     }
-    if (strcmp(s, "end") == 0) return *ended = 1;
+    if (strcmp(s, "end") == 0) return seen->ended = 1;
     return 0;
 }
 
@@ -157,18 +191,20 @@ const char *manifest_read(Manifest *m, const char *path) {
     memset(m, 0, sizeof *m);
     m->ranks = -1;
     char line[512];
-    int lines = 0, files = 0, ended = 0, bad = 0;
-    while (!bad && !ended && fgets(line, sizeof line, f)) {
+    int lines = 0, bad = 0;
+    Seen seen = { 0 };
+    while (!bad && !seen.ended && fgets(line, sizeof line, f)) {
         size_t n = strlen(line);
         lines++;
         if (n == 0 || line[n - 1] != '\n') bad = 1;
         else line[n - 1] = '\0';
         if (bad || (lines > 1 && line[0] == '#')) continue;
-        bad = lines == 1 ? strcmp(line, MAGIC) != 0 : !manifest_line(m, line, &files, &ended);
+        bad = lines == 1 ? strcmp(line, MAGIC) != 0 : !manifest_line(m, line, &seen);
     }
     fclose(f);
     if (bad) REFUSE("checkpoint manifest '%s' is corrupt at line %d", file_shown(path), lines);
-    if (!ended || m->ranks < 1 || files != m->ranks || !m->stage[0] || m->nkinds == 0 || m->batch == 0)
+    if (!seen.ended || m->ranks < 1 || seen.files != m->ranks || !m->stage[0] || m->nkinds == 0 || m->batch == 0 ||
+        seen.layers != shards_nlayers(m) || seen.psi == 0)
         REFUSE("checkpoint manifest '%s' is incomplete", file_shown(path));
     for (int k = 0; k < m->nkinds; k++)
         if (m->kind[k].ranks != 1 && m->kind[k].ranks != m->ranks)

@@ -574,6 +574,9 @@ START_TEST(test_manifest) {
         { "file rank-00001", "file rank-00002" },
         { "fedcba9876543210", "fedcba987654321" },
         { "model context 1", "model context 99" },
+        { "layer 1 weight 27 2", "layer 1 weight 27 3" },   // not the shape the model line gives
+        { "psi 137\n", "psi 138\n" },
+        { "psi 137\n", "" },                             // a shape line missing
     };
     FILE *f = fopen(path_of("manifest"), "r");
     static char text[8192];
