@@ -23,12 +23,11 @@ static char reason[1024];
 // ----------------------------------------------------------------------------
 // describing the state
 
-void state_begin(TrainState *s, const char *stage, const Args *a, size_t examples, long step, long adam_step) {
+void state_begin(TrainState *s, const char *stage, const Args *a, size_t examples, long *adam_step) {
     memset(s, 0, sizeof *s);
     s->stage = stage;
     s->a = a;
     s->examples = examples;
-    s->step = step;
     s->adam_step = adam_step;
 }
 
@@ -37,16 +36,19 @@ void state_add(TrainState *s, const char *name, void *buf, DType dt, int sliced)
     s->kind[s->nkinds++] = (StateKind){ name, buf, dt, sliced };
 }
 
-void state_value(TrainState *s, const char *name, double v) {
+void state_value_at(TrainState *s, const char *name, void *p, StateValueType type) {
     if (s->nvalues == STATE_MAX_VALUES) fatal("state_value: more than %d values", STATE_MAX_VALUES);
-    s->value_name[s->nvalues] = name;
-    s->value[s->nvalues++] = v;
+    s->value[s->nvalues++] = (StateValue){ name, p, type };
 }
 
-double state_get(const TrainState *s, const char *name) {
-    for (int i = 0; i < s->nvalues; i++)
-        if (strcmp(s->value_name[i], name) == 0) return s->value[i];
-    fatal("state_get: no value '%s'", name);
+static double value_get(const StateValue *v) {
+    return v->type == SV_INT ? *(int *)v->p : v->type == SV_LONG ? (double)*(long *)v->p : *(float *)v->p;
+}
+
+static void value_set(const StateValue *v, double x) {
+    if (v->type == SV_INT) *(int *)v->p = (int)x;
+    else if (v->type == SV_LONG) *(long *)v->p = (long)x;
+    else *(float *)v->p = (float)x;
 }
 
 static const char *st_dtype(DType dt) { return dt == DT_BF16 ? "BF16" : dt == DT_F16 ? "F16" : "F32"; }
@@ -57,7 +59,7 @@ static void manifest_of(const TrainState *s, Manifest *m) {
     snprintf(m->stage, sizeof m->stage, "%s", s->stage);
     m->ranks = rt.world;
     m->step = s->step;
-    m->adam_step = s->adam_step;
+    m->adam_step = *s->adam_step;
     m->seed = s->a->seed;
     m->batch = s->a->batch;
     m->examples = s->examples;
@@ -72,8 +74,8 @@ static void manifest_of(const TrainState *s, Manifest *m) {
     }
     m->nvalues = s->nvalues;
     for (int v = 0; v < s->nvalues; v++) {
-        snprintf(m->value_name[v], sizeof m->value_name[0], "%s", s->value_name[v]);
-        m->value[v] = s->value[v];
+        snprintf(m->value_name[v], sizeof m->value_name[0], "%s", s->value[v].name);
+        m->value[v] = value_get(&s->value[v]);
     }
 }
 
@@ -84,7 +86,7 @@ static Range own_range(const Manifest *m, const StateKind *K, int l, size_t *at)
     *at = 0;
     for (int i = 0; i < l; i++) {
         size_t n = shards_layer_numel(m, i);
-        *at += K->sliced ? (n + (size_t)rt.world - 1) / (size_t)rt.world : n;
+        *at += K->sliced ? shard_len(n, rt.world) : n;
     }
     size_t n = shards_layer_numel(m, l);
     return K->sliced ? shard_range(n, rt.rank, rt.world) : (Range){ 0, n };
@@ -100,7 +102,7 @@ static struct {
     char kinds[256];         // what a rank saves, in Ψ
 } stats;
 
-int checkpoint_due(const Args *a, long done) {
+static int checkpoint_due(const Args *a, long done) {
     return a->save_dir && ((a->save_every > 0 && done % a->save_every == 0) || done == a->steps);
 }
 
@@ -230,7 +232,7 @@ static void killed_here(long step) {
     if (rt.rank == 0 && at && atol(at) == step) raise(SIGKILL);
 }
 
-void checkpoint_save(const TrainState *s) {
+static void checkpoint_save(const TrainState *s) {
     static Manifest m;
     static CkptWriter w;
     static double files[3 * SHARDS_MAX_RANKS];  // per rank: size, checksum's high and low 32 bits
@@ -263,6 +265,14 @@ void checkpoint_save(const TrainState *s) {
     describe_kinds(s);
     print0("checkpoint %s: %d file%s and a manifest, %s on rank 0, %.1f ms\n", dir, rt.world,
            rt.world > 1 ? "s" : "", human_bytes((double)w.size), 1e3 * dt);
+}
+
+void checkpoint_save_if_due(const Args *a, long done, DescribeState describe, void *trainer) {
+    if (!checkpoint_due(a, done)) return;
+    TrainState s;
+    describe(trainer, &s);
+    s.step = done;
+    checkpoint_save(&s);
 }
 
 void checkpoint_report(void) {
@@ -308,10 +318,10 @@ static const char *incompatible(const Manifest *m, const TrainState *s, const ch
     }
     for (int v = 0; v < s->nvalues; v++) {
         int found = 0;
-        for (int j = 0; j < m->nvalues; j++) found |= strcmp(m->value_name[j], s->value_name[v]) == 0;
+        for (int j = 0; j < m->nvalues; j++) found |= strcmp(m->value_name[j], s->value[v].name) == 0;
         if (!found)
             REFUSE("checkpoint '%s' was saved by %s, which keeps no '%s': %s cannot resume it", shown, m->stage,
-                   s->value_name[v], s->stage);
+                   s->value[v].name, s->stage);
     }
     if (m->step >= a->steps)
         REFUSE("checkpoint '%s' is at step %ld: --steps %ld leaves nothing to train", shown, m->step, a->steps);
@@ -319,7 +329,7 @@ static const char *incompatible(const Manifest *m, const TrainState *s, const ch
 }
 
 // Every rank reads its range of every layer of every kind.
-static const char *read_own(const Manifest *m, TrainState *s, const char *dir) {
+static const char *read_own(const Manifest *m, const TrainState *s, const char *dir) {
     static ShardReader r;
     shards_reader(&r, m, dir);
     const char *err = NULL;
@@ -336,24 +346,26 @@ static const char *read_own(const Manifest *m, TrainState *s, const char *dir) {
     return err;
 }
 
-void checkpoint_resume(TrainState *s) {
+long checkpoint_resume(DescribeState describe, void *trainer) {
     static Manifest m;
     static char dir[4200];
     char path[4300];
-    const char *err = shards_locate(s->a->resume, dir, sizeof dir);
+    TrainState s;
+    describe(trainer, &s);
+    const char *err = shards_locate(s.a->resume, dir, sizeof dir);
     if (!err) {
         snprintf(path, sizeof path, "%s/%s", dir, SHARDS_MANIFEST);
         err = manifest_read(&m, path);
     }
-    if (!err) err = incompatible(&m, s, dir);
+    if (!err) err = incompatible(&m, &s, dir);
     agree_input(err);
-    agree_input(read_own(&m, s, dir));
-    s->step = m.step;
-    s->adam_step = m.adam_step;
-    for (int v = 0; v < s->nvalues; v++)
+    agree_input(read_own(&m, &s, dir));
+    *s.adam_step = m.adam_step;
+    for (int v = 0; v < s.nvalues; v++)
         for (int j = 0; j < m.nvalues; j++)
-            if (strcmp(m.value_name[j], s->value_name[v]) == 0) s->value[v] = m.value[j];
+            if (strcmp(m.value_name[j], s.value[v].name) == 0) value_set(&s.value[v], m.value[j]);
     print0("resumed from %s: saved by %s at %d rank%s, step %ld%s\n", dir, m.stage, m.ranks, m.ranks > 1 ? "s" : "",
            m.step, m.ranks != rt.world ? " (resharded: every rank read its new slices from the files that hold them)"
                                        : "");
+    return m.step;
 }

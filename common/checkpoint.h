@@ -26,38 +26,49 @@ typedef struct {
                                 // 0: every layer whole (layer l at sum of the numel before it)
 } StateKind;
 
+// A scalar of a stage's state (lc5's loss scale), where the stage keeps it.
+typedef enum { SV_INT, SV_LONG, SV_FLOAT } StateValueType;
+typedef struct {
+    const char *name;
+    void *p;
+    StateValueType type;
+} StateValue;
+
 typedef struct {
     const char *stage;
     const Args *a;              // the model's shape, the seed, the batch, the paths
     size_t examples;            // in the data set: a checkpoint continues on the same data
     long step;                  // optimizer steps done
-    long adam_step;             // Adam's step count
+    long *adam_step;            // the stage's Adam step count
     int nkinds;
     StateKind kind[STATE_MAX_KINDS];
-    int nvalues;                // scalar state by name (lc5's loss scale), as doubles
-    const char *value_name[STATE_MAX_VALUES];
-    double value[STATE_MAX_VALUES];
+    int nvalues;
+    StateValue value[STATE_MAX_VALUES];
 } TrainState;
 
+// How a stage names its state: fills s with state_begin, state_add, state_value.
+typedef void (*DescribeState)(void *trainer, TrainState *s);
+
 // Starts a description of the state a stage keeps.
-void state_begin(TrainState *s, const char *stage, const Args *a, size_t examples, long step, long adam_step);
+void state_begin(TrainState *s, const char *stage, const Args *a, size_t examples, long *adam_step);
 // Adds a kind of state.
 void state_add(TrainState *s, const char *name, void *buf, DType dt, int sliced);
-// Adds a scalar; state_get reads it back after checkpoint_resume.
-void state_value(TrainState *s, const char *name, double v);
-double state_get(const TrainState *s, const char *name);
+// Adds a scalar kept at p (an int, a long or a float).
+void state_value_at(TrainState *s, const char *name, void *p, StateValueType type);
+#define state_value(s, name, p) \
+    state_value_at((s), (name), (p), _Generic(*(p), int: SV_INT, long: SV_LONG, float: SV_FLOAT))
 
-// 1 if a checkpoint is due once `done` steps are done: every --save-every steps
-// and at the last step, when --save-dir is set.
-int checkpoint_due(const Args *a, long done);
-// Collective: saves s into --save-dir/step-NNNNNNNN. A failed write stops every
-// rank (exit 1) and leaves the previous checkpoints as they were.
-void checkpoint_save(const TrainState *s);
-// Collective: fills s's buffers, step, Adam step and values from the
-// checkpoint --resume names (a checkpoint folder, or a --save-dir: its latest).
-// A checkpoint that cannot be used (another model, another stage's state, a
-// missing or corrupt file, no manifest) stops every rank, exit 2, one line.
-void checkpoint_resume(TrainState *s);
+// Collective, once `done` steps are done: if a checkpoint is due (every
+// --save-every steps and at the last step, when --save-dir is set), saves the
+// state describe names into --save-dir/step-NNNNNNNN. A failed write stops
+// every rank (exit 1) and leaves the previous checkpoints as they were.
+void checkpoint_save_if_due(const Args *a, long done, DescribeState describe, void *trainer);
+// Collective: fills the state describe names (buffers, Adam's step, values)
+// from the checkpoint --resume names (a checkpoint folder, or a --save-dir: its
+// latest) and returns the steps it had done. A checkpoint that cannot be used
+// (another model, another stage's state, a missing or corrupt file, no
+// manifest) stops every rank, exit 2, one line.
+long checkpoint_resume(DescribeState describe, void *trainer);
 // Collective: rank 0 prints what the saves cost (bytes per rank, time per save),
 // if there were any.
 void checkpoint_report(void);

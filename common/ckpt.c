@@ -21,8 +21,7 @@ static uint64_t numel(const CkptTensor *t) {
     return n;
 }
 
-// The reference's dtypes and their sizes; 0 for any other name.
-static size_t dtype_bytes(const char *dt) {
+size_t ckpt_dtype_bytes(const char *dt) {
     static const struct { const char *name; size_t size; } known[] = {
         { "BOOL", 1 }, { "U8", 1 }, { "I8", 1 }, { "F8_E5M2", 1 }, { "F8_E4M3", 1 }, { "I16", 2 },
         { "U16", 2 }, { "F16", 2 }, { "BF16", 2 }, { "I32", 4 }, { "U32", 4 }, { "F32", 4 },
@@ -308,7 +307,7 @@ static const char *check_offsets(Ckpt *c, uint64_t data_len) {
         for (int d = 0; d < t->ndim; d++)
             if (__builtin_mul_overflow(n, (uint64_t)t->shape[d], &n))
                 REFUSE("%s: tensor '%s' has a shape too large to count", c->shown, t->name);
-        if (__builtin_mul_overflow(n, dtype_bytes(t->dtype), &bytes) || t->end - t->begin != bytes)
+        if (__builtin_mul_overflow(n, ckpt_dtype_bytes(t->dtype), &bytes) || t->end - t->begin != bytes)
             REFUSE("%s: tensor '%s' byte range does not match its shape", c->shown, t->name);
         int i = k;  // insertion sort by (begin, end)
         for (; i > 0 && (c->t[order[i - 1]].begin > t->begin ||
@@ -355,7 +354,8 @@ static const char *parse_header(Ckpt *c, const char *h, uint64_t len, uint64_t d
             c->name_hash[c->n] = name.hash;
             const char *bad = tensor_entry(&j, t);
             if (bad) REFUSE("%s: garbled header entry for tensor '%s': it %s", c->shown, t->name, bad);
-            if (!dtype_bytes(t->dtype)) REFUSE("%s: tensor '%s' has unknown dtype '%s'", c->shown, t->name, t->dtype);
+            if (!ckpt_dtype_bytes(t->dtype))
+                REFUSE("%s: tensor '%s' has unknown dtype '%s'", c->shown, t->name, t->dtype);
             for (int k = 0; k < c->n; k++)
                 if (c->name_len[k] == name.len && c->name_hash[k] == name.hash && strcmp(c->t[k].name, nb) == 0)
                     REFUSE("%s: tensor '%s' appears twice", c->shown, t->name);
@@ -411,9 +411,10 @@ const char *ckpt_open(Ckpt *c, const char *path) {
     return err;
 }
 
-// fread of count floats into buf, which may be GPU memory: that goes through a
-// host buffer, a chunk at a time. Returns the count read; *bad is the index of
-// the first value that is not finite (*value), or count.
+// fread of count elements of size bytes into dst, which may be GPU memory:
+// that goes through a host buffer, a chunk at a time. Returns the count read.
+// With floats set (F32 data), *bad is the index of the first value that is not
+// finite (*value), or count.
 #define CHUNK ((size_t)1 << 20)
 
 static size_t first_nonfinite(const float *x, size_t n) {
@@ -422,40 +423,21 @@ static size_t first_nonfinite(const float *x, size_t n) {
     return n;
 }
 
-static size_t read_floats(float *buf, size_t count, FILE *f, size_t *bad, float *value) {
+static size_t read_elems(void *dst, size_t count, size_t size, int floats, FILE *f, size_t *bad, float *value) {
     *bad = count;
-    if (!mem_is_gpu(buf)) {
-        size_t got = fread(buf, 4, count, f), k = first_nonfinite(buf, got);
-        if (k < got) *bad = k, *value = buf[k];
-        return got;
-    }
-    float *tmp = mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * 4);
+    int gpu = mem_is_gpu(dst);
+    unsigned char *tmp = gpu ? mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * size) : NULL;
     size_t done = 0;
     while (done < count) {
-        size_t n = count - done < CHUNK ? count - done : CHUNK;
-        if (fread(tmp, 4, n, f) != n) break;
-        size_t k = first_nonfinite(tmp, n);
-        if (k < n && *bad == count) *bad = done + k, *value = tmp[k];
-        mem_copy(buf + done, tmp, n * 4);
-        done += n;
+        size_t n = gpu && count - done > CHUNK ? CHUNK : count - done;  // the host reads all at once
+        unsigned char *at = gpu ? tmp : (unsigned char *)dst + done * size;
+        size_t got = fread(at, size, n, f), k = floats ? first_nonfinite((const float *)at, got) : got;
+        if (k < got && *bad == count) *bad = done + k, *value = ((const float *)at)[k];
+        if (gpu) mem_copy((unsigned char *)dst + done * size, tmp, got * size);
+        done += got;
+        if (got != n) break;
     }
-    mem_free(tmp);
-    return done;
-}
-
-// Reads count raw elements of size bytes each, at the file's position, into
-// dst (host or GPU).
-static size_t read_raw(void *dst, size_t count, size_t size, FILE *f) {
-    if (!mem_is_gpu(dst)) return fread(dst, size, count, f);
-    unsigned char *tmp = mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * size);
-    size_t done = 0;
-    while (done < count) {
-        size_t n = count - done < CHUNK ? count - done : CHUNK;
-        if (fread(tmp, size, n, f) != n) break;
-        mem_copy((unsigned char *)dst + done * size, tmp, n * size);
-        done += n;
-    }
-    mem_free(tmp);
+    if (tmp) mem_free(tmp);
     return done;
 }
 
@@ -478,11 +460,10 @@ const char *ckpt_read_dtype(Ckpt *c, const char *name, const char *dtype, int nd
     }
     if (first > numel(t) || count > numel(t) - first)
         REFUSE("%s: read past the end of tensor '%s'", c->shown, name);
-    size_t size = dtype_bytes(dtype), bad = count;
+    size_t size = ckpt_dtype_bytes(dtype), bad = count;
     float value = 0;
     if (fseek(c->f, (long)(c->data_start + t->begin + first * size), SEEK_SET) != 0 ||
-        (size == 4 && strcmp(dtype, "F32") == 0 ? read_floats(dst, count, c->f, &bad, &value)
-                                                : read_raw(dst, count, size, c->f)) != count)
+        read_elems(dst, count, size, strcmp(dtype, "F32") == 0, c->f, &bad, &value) != count)
         REFUSE("%s: cannot read tensor '%s'", c->shown, name);
     if (bad < count)  // a model is finite: training from this one would be nan from the start
         REFUSE("%s: tensor '%s' holds %g at element %llu: the model is not finite", c->shown, name,
@@ -565,7 +546,7 @@ const char *ckpt_create(CkptWriter *w, const char *path, int n, const CkptTensor
     for (int k = 0; k < n && len < sizeof header; k++) {
         w->t[k] = specs[k];
         if (!w->t[k].dtype[0]) strcpy(w->t[k].dtype, "F32");
-        size_t size = dtype_bytes(w->t[k].dtype);
+        size_t size = ckpt_dtype_bytes(w->t[k].dtype);
         if (!size) REFUSE("%s: tensor '%s' has no dtype safetensors knows: %s", file_shown(path), specs[k].name,
                           w->t[k].dtype);
         uint64_t bytes = numel(&specs[k]) * size;
@@ -614,55 +595,38 @@ static const char *check_finite(const CkptWriter *w, const float *x, size_t n, u
     return NULL;
 }
 
-const char *ckpt_append(CkptWriter *w, const float *data, size_t count) {
+// Appends count elements of size bytes (host or GPU memory; the GPU's through a
+// host chunk, checked there), checking floats for values that are not finite.
+static const char *append(CkptWriter *w, const void *data, size_t count, size_t size, int floats) {
     if (!w->out.f) REFUSE("%s: not open for writing", file_shown(w->out.path));
-    if ((uint64_t)count * 4 > w->left) REFUSE("%s: more data than the header declares", file_shown(w->out.path));
+    if ((uint64_t)count * size > w->left) REFUSE("%s: more data than the header declares", file_shown(w->out.path));
     static const char write_failed[] = "write";
     const char *err = NULL;
-    if (mem_is_gpu(data)) {  // through a host chunk, checked there
-        float *tmp = mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * 4);
-        for (size_t done = 0; done < count && !err; done += CHUNK) {
-            size_t k = count - done < CHUNK ? count - done : CHUNK;
-            mem_copy(tmp, data + done, k * 4);
-            err = check_finite(w, tmp, k, w->done + 4 * done);
-            if (!err && fwrite(tmp, 4, k, w->out.f) != k) err = write_failed;
-            if (!err) w->hash = file_hash(w->hash, tmp, k * 4);
-        }
-        mem_free(tmp);
-    } else {
-        err = check_finite(w, data, count, w->done);
-        if (!err && fwrite(data, 4, count, w->out.f) != count) err = write_failed;
-        if (!err) w->hash = file_hash(w->hash, data, count * 4);
+    int gpu = mem_is_gpu(data);
+    unsigned char *tmp = gpu ? mem_alloc_host(MEM_DATA, (count < CHUNK ? count : CHUNK) * size) : NULL;
+    for (size_t done = 0; done < count && !err;) {
+        size_t k = gpu && count - done > CHUNK ? CHUNK : count - done;  // the host writes all at once
+        const unsigned char *src = (const unsigned char *)data + done * size;
+        if (gpu) mem_copy(tmp, src, k * size), src = tmp;
+        if (floats) err = check_finite(w, (const float *)src, k, w->done + size * done);
+        if (!err && fwrite(src, size, k, w->out.f) != k) err = write_failed;
+        if (!err) w->hash = file_hash(w->hash, src, k * size);
+        done += k;
     }
+    if (tmp) mem_free(tmp);
     if (err == write_failed) return file_fail(&w->out, errno);
     if (err) {
         file_abandon(&w->out);
         return err;
     }
-    w->left -= (uint64_t)count * 4;
-    w->done += (uint64_t)count * 4;
+    w->left -= (uint64_t)count * size;
+    w->done += (uint64_t)count * size;
     return NULL;
 }
 
-const char *ckpt_append_bytes(CkptWriter *w, const void *data, size_t bytes) {
-    if (!w->out.f) REFUSE("%s: not open for writing", file_shown(w->out.path));
-    if ((uint64_t)bytes > w->left) REFUSE("%s: more data than the header declares", file_shown(w->out.path));
-    const unsigned char *p = data;
-    unsigned char *tmp = mem_is_gpu(data) ? mem_alloc_host(MEM_DATA, bytes < CHUNK ? bytes : CHUNK) : NULL;
-    int ok = 1;
-    for (size_t done = 0; done < bytes && ok; done += CHUNK) {
-        size_t k = bytes - done < CHUNK ? bytes - done : CHUNK;
-        const unsigned char *src = p + done;
-        if (tmp) mem_copy(tmp, src, k), src = tmp;
-        ok = fwrite(src, 1, k, w->out.f) == k;
-        w->hash = file_hash(w->hash, src, k);
-    }
-    if (tmp) mem_free(tmp);
-    if (!ok) return file_fail(&w->out, errno);
-    w->left -= bytes;
-    w->done += bytes;
-    return NULL;
-}
+const char *ckpt_append(CkptWriter *w, const float *data, size_t count) { return append(w, data, count, 4, 1); }
+
+const char *ckpt_append_bytes(CkptWriter *w, const void *data, size_t bytes) { return append(w, data, bytes, 1, 0); }
 
 const char *ckpt_finish(CkptWriter *w) {
     if (!w->out.f) REFUSE("%s: not open for writing", file_shown(w->out.path));

@@ -35,6 +35,8 @@ typedef struct {
     uint64_t name_len[CKPT_MAX_TENSORS], name_hash[CKPT_MAX_TENSORS];  // cut: these tell it apart
 } Ckpt;
 
+// Bytes per element of a dtype safetensors knows ("F32", "BF16", ...); 0 for any other name.
+size_t ckpt_dtype_bytes(const char *dtype);
 // Opens and validates a file. Returns NULL, or a one-line reason (c is then closed).
 const char *ckpt_open(Ckpt *c, const char *path);
 // Reads elements [first, first+count) of the F32 tensor `name`, which must have

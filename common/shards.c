@@ -17,8 +17,10 @@ static char reason[1024];
 // ----------------------------------------------------------------------------
 // the layout
 
+size_t shard_len(size_t numel, int n) { return (numel + (size_t)n - 1) / (size_t)n; }
+
 Range shard_range(size_t numel, int r, int n) {
-    size_t shard = (numel + (size_t)n - 1) / (size_t)n, first = (size_t)r * shard;
+    size_t shard = shard_len(numel, n), first = (size_t)r * shard;
     if (first >= numel) return (Range){ numel, 0 };
     return (Range){ first, numel - first < shard ? numel - first : shard };
 }
@@ -282,7 +284,7 @@ static const char *open_file(ShardReader *r, int s) {
 const char *shards_read(ShardReader *r, int k, int l, size_t first, size_t count, void *dst) {
     const Manifest *m = r->m;
     const ShardKind *K = &m->kind[k];
-    size_t size = strcmp(K->dtype, "F32") == 0 ? 4 : 2, end = first + count;
+    size_t size = ckpt_dtype_bytes(K->dtype), end = first + count;
     for (int s = 0; s < K->ranks; s++) {
         Range p = piece(m, k, s, l);
         size_t a = first > p.first ? first : p.first, b = end < p.first + p.count ? end : p.first + p.count;

@@ -26,6 +26,9 @@
 // Elements [first, first + count) of a segment.
 typedef struct { size_t first, count; } Range;
 
+// ceil(numel/N): the length of every rank's slot of a segment of numel
+// elements cut in N (the last slots may be partly or wholly padding).
+size_t shard_len(size_t numel, int n);
 // Rank r of N's slice of a segment of numel elements: it starts at
 // r x ceil(numel/N) and holds the real elements there (none past the end).
 Range shard_range(size_t numel, int r, int n);

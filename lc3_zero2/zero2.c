@@ -414,29 +414,12 @@ const char *save_params(Trainer *t, const char *path) {
 // count. Gradients start every step at zero, so they are not state. Every rank
 // holds the same params, so rank 0 writes them; each rank writes its own slices
 // of m and v, the part of the state that exists nowhere else.
-void describe_state(Trainer *t, TrainState *s, long done) {
-    state_begin(s, STAGE, &t->a, t->data.n, done, t->opt.step);
+void describe_state(void *trainer, TrainState *s) {
+    Trainer *t = trainer;
+    state_begin(s, STAGE, &t->a, t->data.n, &t->opt.step);
     state_add(s, "params", t->model.params, DT_F32, 0);
     state_add(s, "m", t->opt.m, DT_F32, 1);
     state_add(s, "v", t->opt.v, DT_F32, 1);
-}
-
-// A checkpoint, if one is due once `done` steps are done (--save-every, --save-dir).
-void save_state(Trainer *t, long done) {
-    if (!checkpoint_due(&t->a, done)) return;
-    TrainState s;
-    describe_state(t, &s, done);
-    checkpoint_save(&s);
-}
-
-// Continues from --resume: every rank reads what it holds from whichever of the
-// saved files have it. Returns the steps already done.
-long resume_state(Trainer *t) {
-    TrainState s;
-    describe_state(t, &s, 0);
-    checkpoint_resume(&s);
-    t->opt.step = s.adam_step;
-    return s.step;
 }
 
 // ----------------------------------------------------------------------------
@@ -453,7 +436,7 @@ void trainer_setup(Trainer *t, const Args *a) {
     buckets_plan(t);
     acts_alloc(&t->acts, &t->model, a->batch / (rt.world * a->accum));
     rt_check_memory();  // before the buffers are written: a model that does not fit is refused here
-    if (a->resume) t->start = resume_state(t);
+    if (a->resume) t->start = checkpoint_resume(describe_state, t);
     else if (a->init) agree_input(load_params(&t->model, a->init));
     else init_params(&t->model, a->seed);
 }
@@ -513,7 +496,7 @@ void train(Trainer *t) {
         progress_begin_step(&p);
         t->loss = train_step(t, s);
         progress_end_step(&p, s, t->loss, NULL);
-        save_state(t, s + 1);
+        checkpoint_save_if_due(&t->a, s + 1, describe_state, t);
     }
     t->comm = progress_end(&p);
 }

@@ -579,45 +579,31 @@ const char *save_params(Trainer *t, const char *path) {
 // fp32 master, Adam's m and v and its step count, and the loss scale's state
 // (a skipped step moves the scale, not Adam's count). Gradients start every
 // step at zero, so they are not state. Each rank writes its own slices.
-void describe_state(Trainer *t, TrainState *s, long done) {
+void describe_state(void *trainer, TrainState *s) {
+    Trainer *t = trainer;
     Model *m = &t->model;
     Scaler *c = &t->scaler;
-    state_begin(s, STAGE, &t->a, t->data.n, done, t->opt.step);
+    state_begin(s, STAGE, &t->a, t->data.n, &t->opt.step);
     if (m->dt != DT_F32) state_add(s, "params16", m->params, m->dt, 1);
     state_add(s, "master", m->master, DT_F32, 1);
     state_add(s, "m", t->opt.m, DT_F32, 1);
     state_add(s, "v", t->opt.v, DT_F32, 1);
-    state_value(s, "scale", c->scale);
-    state_value(s, "clean", c->clean);
-    state_value(s, "skipped", (double)c->skipped);
-    state_value(s, "used", c->used);
-    state_value(s, "counted", (double)c->counted);
-    state_value(s, "at_floor", c->at_floor);
+    state_value(s, "scale", &c->scale);
+    state_value(s, "clean", &c->clean);
+    state_value(s, "skipped", &c->skipped);
+    state_value(s, "used", &c->used);
+    state_value(s, "counted", &c->counted);
+    state_value(s, "at_floor", &c->at_floor);
 }
 
-// A checkpoint, if one is due once `done` steps are done (--save-every, --save-dir).
-void save_state(Trainer *t, long done) {
-    if (!checkpoint_due(&t->a, done)) return;
-    TrainState s;
-    describe_state(t, &s, done);
-    checkpoint_save(&s);
-}
-
-// Continues from --resume: every rank reads what it holds from whichever of the
-// saved files have it. Returns the steps already done.
+// Continues from --resume (checkpoint_resume). A static loss scale is an
+// option, not state: it stays what this run was given, whatever the saved
+// run used.
 long resume_state(Trainer *t) {
-    TrainState s;
-    describe_state(t, &s, 0);
-    checkpoint_resume(&s);
-    t->opt.step = s.adam_step;
-    Scaler *c = &t->scaler;
-    if (c->dynamic) c->scale = (float)state_get(&s, "scale");  // a static one is the option's
-    c->clean = (int)state_get(&s, "clean");
-    c->skipped = (long)state_get(&s, "skipped");
-    c->used = c->dynamic ? (float)state_get(&s, "used") : c->scale;
-    c->counted = (long)state_get(&s, "counted");
-    c->at_floor = (int)state_get(&s, "at_floor");
-    return s.step;
+    float scale = t->scaler.scale;
+    long done = checkpoint_resume(describe_state, t);
+    if (!t->scaler.dynamic) t->scaler.scale = t->scaler.used = scale;
+    return done;
 }
 
 // ----------------------------------------------------------------------------
@@ -713,7 +699,7 @@ void train(Trainer *t) {
         snprintf(scale, sizeof scale, " | scale %g | skipped %ld", t->scaler.scale, t->scaler.skipped);
         progress_end_step(&p, s, t->loss, scale);
         progress_stop_if(&p, scaler_stuck(&t->scaler, s));
-        save_state(t, s + 1);
+        checkpoint_save_if_due(&t->a, s + 1, describe_state, t);
     }
     t->comm = progress_end(&p);
 }

@@ -22,8 +22,9 @@ static void __attribute__((noreturn)) stop(int status, const char *why) {
     exit(status);
 }
 
-// Writes the whole model of checkpoint dir (manifest m, kind k) to out.
-static const char *write_model(const Manifest *m, const char *dir, int k, const char *out) {
+// Writes the whole model of checkpoint dir (manifest m, kind k) to out. On an
+// error, *status says whose it is: 2 the checkpoint's, 1 the output's.
+static const char *write_model(const Manifest *m, const char *dir, int k, const char *out, int *status) {
     static CkptTensor specs[2 * SHARDS_MAX_LAYERS];
     static CkptWriter w;
     static ShardReader r;
@@ -33,13 +34,14 @@ static const char *write_model(const Manifest *m, const char *dir, int k, const 
         shards_layer(m, l, &o, &i);
         ckpt_linear_specs(specs + 2 * l, l, o, i);
     }
+    *status = 1;
     const char *err = ckpt_create(&w, out, 2 * nl, specs);
     shards_reader(&r, m, dir);
     for (int l = 0; l < nl && !err; l++) {
         size_t n = shards_layer_numel(m, l);
         float *layer = mem_alloc(MEM_PARAMS, n * sizeof(float));
         err = shards_read(&r, k, l, 0, n, layer);  // weight, then bias: the file's order
-        if (err) file_abandon(&w.out);
+        if (err) file_abandon(&w.out), *status = 2;
         else err = ckpt_append(&w, layer, n);
         mem_free(layer);
     }
@@ -65,8 +67,9 @@ int main(int argc, char **argv) {
     if (k < 0) k = shards_kind(&m, "master");
     if (k < 0) stop(2, "the checkpoint holds neither 'params' nor 'master'");
     if (strcmp(m.kind[k].dtype, "F32") != 0) stop(2, "the checkpoint's params are not fp32");
-    err = write_model(&m, dir, k, argv[2]);
-    if (err) stop(strstr(err, "cannot write") ? 1 : 2, err);
+    int status;
+    err = write_model(&m, dir, k, argv[2], &status);
+    if (err) stop(status, err);
     printf("consolidate: %s (%s, %d rank%s, step %ld): '%s' into %s\n", dir, m.stage, m.ranks, m.ranks > 1 ? "s" : "",
            m.step, m.kind[k].name, argv[2]);
     return 0;
