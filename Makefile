@@ -16,6 +16,7 @@
 #   make grade [LC=K] [CHECK=id] [N=n]   your files graded, one line per check and N
 #   make solution [LC=K] the reference graded the same way
 #   make diff-mine LC=K  your files against the reference
+#   make mine LC=K [N=n] [ARGS='...']  your build of lecture K's stage, run with its reports
 #   make grade-selftest  the grader graded (in make test too)
 #   make clean
 #   V=1             show every compiler command in full
@@ -26,12 +27,12 @@ DEVICE  ?= cpu
 CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
-PKGS     = ompi-c openblas check
+PKGS     = ompi-c openblas check libxxhash
 # Evaluated when a recipe runs, which is after `deps` has installed the packages.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 # The single-process suites link without Open MPI (see UNIT_TESTS).
-UNIT_LIBS  = $(shell pkg-config --libs openblas check)
+UNIT_LIBS  = $(shell pkg-config --libs openblas check libxxhash)
 # The kernels' loops vectorize (gcc's -O2 alone does not), with the same bits as
 # scalar code: no reassociation without -ffast-math, and SSE's sqrt and division
 # are IEEE's. Without errno, sqrtf is one instruction, which lets Adam vectorize.
@@ -106,7 +107,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
 .PHONY: all build run test sanitize clean deps tests bench-comm bench-gpu plan compare stages FORCE \
-        exercise grade solution diff diff-mine grade-selftest
+        exercise grade solution diff diff-mine mine grade-selftest
 .DEFAULT_GOAL := all
 
 all: deps
@@ -267,6 +268,10 @@ solution: deps
 
 diff-mine:
 	@tools/diff_mine.sh "$(LC)" "$(MINE)"
+
+mine: deps
+	@$(MAKE) --no-print-directory build
+	@LC="$(LC)" N="$(N)" ARGS="$(ARGS)" MINE="$(MINE)" BUILD="$(BUILD)" tools/mine.sh
 
 # The grader graded: the skeleton scores 0, the reference full marks, each
 # known mistake (tests/mistakes) loses its check (also part of make test).

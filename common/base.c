@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,10 @@ double now_s(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+static atomic_ulong marks;
+void compute_mark(void) { atomic_fetch_add_explicit(&marks, 1, memory_order_relaxed); }
+unsigned long compute_marks(void) { return atomic_load_explicit(&marks, memory_order_relaxed); }
 
 #define STEPTIMES 65536
 static float steptimes[STEPTIMES];  // static: bookkeeping, not a model buffer

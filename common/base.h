@@ -37,6 +37,12 @@ void print0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Seconds on a monotonic clock.
 double now_s(void);
+// A second clock that counts compute instead of time: the kernels mark each
+// matrix product they launch. comm reads it at a request's launch and at its
+// wait, so whether compute ran under a collective is a fact of order, the same
+// on a loaded machine as on an idle one.
+void compute_mark(void);
+unsigned long compute_marks(void);
 
 // A learner's exercise stub (make exercise) calls this: rank 0 prints
 // "exercise ID not done yet" on stderr, once per ID.

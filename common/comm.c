@@ -2,6 +2,7 @@
 // Backends only run one collective at a time.
 #include "comm.h"
 #include "base.h"
+#include "mem.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
 #endif
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #define QCAP 1024
 
@@ -19,6 +21,12 @@ typedef struct {
     CommOp op;
     int metric;        // counted under metrics, not training traffic
     double t_launch, t_start, t_end;
+    unsigned long marks;   // compute_marks() at the launch
+    unsigned long needed;  // compute_marks() when first waited for (itself or a later request)
+    uint64_t seq;          // its number among the collectives of its kind (from 1)
+    const char *phase;     // what the caller was doing at the launch (comm_phase)
+    int layer;
+    uint64_t in_hash;      // strict: a hash of the input at the launch
 #ifdef ZC_CUDA
     cudaEvent_t ready;  // the compute stream's work before the request (CUDA runs)
 #endif
@@ -32,12 +40,18 @@ static struct {
     long head;         // requests made so far (the next ticket)
     long finished;     // requests the thread has completed
     int running, stop;
+    int strict;        // grading mode (comm_set_strict)
+    long released;     // strict: the thread runs requests up to this one
+    long waiting;      // the request the caller waits for, or -1
+    long needed;       // the last request the caller has waited for
     const CommBackend *backend;
     CommObserver observer;
-    long delay_us;     // ZC_COMM_DELAY_US: each collective starts this much later
+    const char *phase; // what the caller does now (comm_phase)
+    int layer;
+    uint64_t seq[COLL_NKIND];  // collectives of each kind launched (comm_reset_stats restarts them)
     CommStats stats;
 } q = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
-        .done = PTHREAD_COND_INITIALIZER };
+        .done = PTHREAD_COND_INITIALIZER, .released = -1, .waiting = -1, .needed = -1, .layer = -1 };
 
 static const CommBackend *backends[] = {
     &comm_backend_mpi, &comm_backend_ring, &comm_backend_naive,
@@ -66,6 +80,124 @@ static void account(CommCount *c, const CommOp *o, uint64_t sent) {
 }
 
 // ----------------------------------------------------------------------------
+// grading mode: poison where a collective leaves bytes undefined, and the input
+// it reads checked to be the one it was given
+
+// A NaN (or, for integers, a pattern) of each type, as the bytes it is stored in.
+static void poison_value(DType dt, unsigned char *v) {
+    uint32_t f32 = 0x7fc0dead, i32 = 0x5a5a5a5a;
+    uint64_t f64 = 0x7ff8deaddeaddeadull;
+    uint16_t b16 = 0x7fc1, h16 = 0x7e01;
+    switch (dt) {
+    case DT_F32: memcpy(v, &f32, 4); break;
+    case DT_F64: memcpy(v, &f64, 8); break;
+    case DT_I32: memcpy(v, &i32, 4); break;
+    case DT_BF16: memcpy(v, &b16, 2); break;
+    case DT_F16: memcpy(v, &h16, 2); break;
+    }
+}
+
+// Fills n elements of type dt at p with poison, on the host or the GPU.
+static void poison(void *p, size_t n, DType dt) {
+    static unsigned char pattern[1 << 16];  // a GPU buffer is poisoned from here, a chunk at a time
+    size_t esz = dtype_size(dt), per = sizeof pattern / esz;
+    unsigned char v[8];
+    poison_value(dt, v);
+    if (!mem_is_gpu(p)) {
+        for (size_t i = 0; i < n; i++) memcpy((char *)p + i * esz, v, esz);
+        return;
+    }
+    for (size_t i = 0; i < per; i++) memcpy(pattern + i * esz, v, esz);
+    for (size_t i = 0; i < n; i += per)
+        mem_copy((char *)p + i * esz, pattern, (n - i < per ? n - i : per) * esz);
+}
+
+// Where a collective's input lies: what the launch promises not to change
+// before the wait. Empty for a rank that only receives.
+static void input_of(const CommOp *o, const void **p, size_t *bytes) {
+    size_t esz = dtype_size(o->dt), N = (size_t)rt.world;
+    int root = rt.rank == o->root;
+    *p = o->send;
+    switch (o->kind) {
+    case COLL_ALL_REDUCE: *bytes = o->count * esz; break;
+    case COLL_REDUCE_SCATTER: *bytes = N * o->count * esz; break;
+    case COLL_ALL_GATHER: *bytes = o->count * esz; break;
+    case COLL_BROADCAST: *bytes = root ? o->count * esz : 0; break;
+    case COLL_REDUCE: *bytes = o->count * esz; break;
+    case COLL_SCATTER: *bytes = root ? N * o->count * esz : 0; break;
+    default: *bytes = 0; break;
+    }
+}
+
+static uint64_t input_hash(const CommOp *o) {
+    const void *p;
+    size_t bytes;
+    input_of(o, &p, &bytes);
+    return bytes && !mem_is_gpu(p) ? XXH3_64bits(p, bytes) : 0;  // GPU buffers: not checked
+}
+
+static int overlaps(const void *a, size_t an, const void *b, size_t bn) {
+    return (const char *)a < (const char *)b + bn && (const char *)b < (const char *)a + an;
+}
+
+// At the launch: the outputs that are not inputs hold poison until the wait.
+static void poison_outputs(const CommOp *o) {
+    size_t esz = dtype_size(o->dt), N = (size_t)rt.world, n = o->count;
+    char *recv = o->recv, *slot = recv + (size_t)rt.rank * n * esz;
+    int root = rt.rank == o->root;
+    switch (o->kind) {
+    case COLL_REDUCE_SCATTER:
+        if (!overlaps(o->send, N * n * esz, recv, n * esz)) poison(recv, n, o->dt);
+        break;
+    case COLL_ALL_GATHER:  // in place, only this rank's slot is input
+        if (o->send == slot) {
+            poison(recv, (size_t)rt.rank * n, o->dt);
+            poison(slot + n * esz, (N - 1 - (size_t)rt.rank) * n, o->dt);
+        } else {
+            poison(recv, N * n, o->dt);
+        }
+        break;
+    case COLL_BROADCAST: if (!root) poison(recv, n, o->dt); break;
+    case COLL_REDUCE: if (root && o->send != o->recv) poison(recv, n, o->dt); break;
+    case COLL_SCATTER:
+        if (!root || !overlaps(o->send, N * n * esz, recv, n * esz)) poison(recv, n, o->dt);
+        break;
+    default: break;
+    }
+}
+
+// After the run: an in-place reduce-scatter leaves the rest of its buffer undefined.
+static void poison_leftovers(const CommOp *o) {
+    size_t esz = dtype_size(o->dt), N = (size_t)rt.world, n = o->count;
+    char *send = (char *)o->send, *slot = send + (size_t)rt.rank * n * esz;
+    if (o->kind != COLL_REDUCE_SCATTER || o->recv != slot) return;
+    poison(send, (size_t)rt.rank * n, o->dt);
+    poison(slot + n * esz, (N - 1 - (size_t)rt.rank) * n, o->dt);
+}
+
+// One line naming a request: "all_gather #3 (forward, layer 2; 4.1 KiB)".
+static void describe_slot(const Slot *s, char *buf, size_t len) {
+    char where[64] = "";
+    if (s->phase && s->layer >= 0) snprintf(where, sizeof where, "%s, layer %d; ", s->phase, s->layer);
+    else if (s->phase) snprintf(where, sizeof where, "%s; ", s->phase);
+    snprintf(buf, len, "%s #%llu (%s%s)", coll_name(s->op.kind), (unsigned long long)s->seq, where,
+             human_bytes((double)comm_payload_bytes(&s->op)));
+}
+
+// Before the run (the caller is blocked in a wait): the input is still what it
+// was at the launch, or the run stops with the reason.
+static void check_input(const Slot *s) {
+    if (input_hash(&s->op) == s->in_hash) return;
+    const void *p;
+    size_t bytes;
+    input_of(&s->op, &p, &bytes);
+    char what[160];
+    describe_slot(s, what, sizeof what);
+    fatal("comm: the input of %s %s before the collective completed: a buffer belongs to the comm thread from "
+          "the launch until comm_wait returns", what, mem_was_freed(p, bytes) ? "was freed" : "was written");
+}
+
+// ----------------------------------------------------------------------------
 // the comm thread
 
 static uint64_t run_slot(Slot *s) {
@@ -75,19 +207,24 @@ static uint64_t run_slot(Slot *s) {
     return q.backend->run(&s->op);
 }
 
+// A request the thread may run now: in strict mode, only once it is waited for.
+static int runnable(void) { return q.finished < q.head && (!q.strict || q.finished <= q.released); }
+
 static void *comm_thread(void *arg) {
     (void)arg;
     pthread_mutex_lock(&q.lock);
     for (;;) {
-        while (q.finished == q.head && !q.stop) pthread_cond_wait(&q.work, &q.lock);
-        if (q.finished == q.head) break;  // stop requested and nothing queued
+        while (!runnable() && !q.stop) pthread_cond_wait(&q.work, &q.lock);
+        if (!runnable()) break;  // stop requested and nothing left to run
         Slot *s = &q.slot[q.finished % QCAP];
         CommObserver observer = q.observer;
+        int strict = q.strict;
         pthread_mutex_unlock(&q.lock);
-        if (q.delay_us > 0) usleep((useconds_t)q.delay_us);
+        if (strict) check_input(s);
         s->t_start = now_s();
         uint64_t sent = run_slot(s);
         s->t_end = now_s();
+        if (strict) poison_leftovers(&s->op);
         if (observer) observer(s->op.kind, s->t_launch, s->t_start, s->t_end, comm_payload_bytes(&s->op));
         pthread_mutex_lock(&q.lock);
         account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, sent);
@@ -100,8 +237,7 @@ static void *comm_thread(void *arg) {
 
 void comm_init(void) {
     q.backend = &comm_backend_mpi;
-    const char *delay = getenv("ZC_COMM_DELAY_US");
-    q.delay_us = delay ? atol(delay) : 0;
+    q.strict = getenv("ZC_GRADING") != NULL;
     q.stop = 0;
     if (pthread_create(&q.thread, NULL, comm_thread, NULL) != 0)
         fatal("comm_init: pthread_create failed");
@@ -112,6 +248,7 @@ void comm_finalize(void) {
     if (!q.running) return;
     pthread_mutex_lock(&q.lock);
     q.stop = 1;
+    q.released = q.head - 1;  // what was never waited for still runs
     pthread_cond_signal(&q.work);
     pthread_mutex_unlock(&q.lock);
     if (pthread_join(q.thread, NULL) != 0) fatal("comm_finalize: pthread_join failed");
@@ -138,6 +275,36 @@ int comm_use(const char *name) {
 }
 
 const CommBackend *comm_backend(void) { return q.backend; }
+
+void comm_set_strict(int on) {
+    comm_wait(q.head - 1);  // what was launched before runs under the old rule
+    pthread_mutex_lock(&q.lock);
+    q.strict = on;
+    pthread_mutex_unlock(&q.lock);
+}
+
+int comm_strict(void) { return q.strict; }
+
+void comm_phase(const char *name, int layer) {
+    pthread_mutex_lock(&q.lock);
+    q.phase = name;
+    q.layer = layer;
+    pthread_mutex_unlock(&q.lock);
+}
+
+void comm_describe(char *buf, size_t len) {
+    char what[160] = "", where[64] = "in no phase";
+    pthread_mutex_lock(&q.lock);
+    int waiting = q.waiting >= 0 && q.finished <= q.waiting;
+    if (q.finished < q.head) describe_slot(&q.slot[q.finished % QCAP], what, sizeof what);
+    if (q.phase && q.layer >= 0) snprintf(where, sizeof where, "in %s, layer %d", q.phase, q.layer);
+    else if (q.phase) snprintf(where, sizeof where, "in %s", q.phase);
+    int running = q.finished < q.head && (!q.strict || q.finished <= q.released);
+    pthread_mutex_unlock(&q.lock);
+    if (waiting) snprintf(buf, len, "waits in %s", what);
+    else if (running) snprintf(buf, len, "is not waiting (%s; %s runs meanwhile): it computes, or loops", where, what);
+    else snprintf(buf, len, "is not in a collective (%s): it computes, or loops", where);
+}
 
 void comm_observe(CommObserver fn) {
     pthread_mutex_lock(&q.lock);
@@ -175,6 +342,7 @@ CommStats comm_stats(void) {
 void comm_reset_stats(void) {
     pthread_mutex_lock(&q.lock);
     memset(&q.stats, 0, sizeof q.stats);
+    memset(q.seq, 0, sizeof q.seq);
     pthread_mutex_unlock(&q.lock);
 }
 
@@ -183,11 +351,26 @@ void comm_reset_stats(void) {
 
 static CommReq enqueue(CommOp op, int metric) {
     if (!q.running) fatal("comm: collective %s before comm_init", coll_name(op.kind));
+    int strict = q.strict;  // changed by the caller thread alone (comm_set_strict)
+    if (strict) poison_outputs(&op);  // before the lock: the thread cannot run it yet
+    uint64_t hash = strict ? input_hash(&op) : 0;
     pthread_mutex_lock(&q.lock);
-    while (q.head - q.finished >= QCAP) pthread_cond_wait(&q.done, &q.lock);
-    q.slot[q.head % QCAP].op = op;
-    q.slot[q.head % QCAP].metric = metric;
-    q.slot[q.head % QCAP].t_launch = now_s();
+    while (q.head - q.finished >= QCAP) {
+        if (q.released < q.finished) {  // strict and full: the oldest must run to make room
+            q.released = q.finished;
+            pthread_cond_signal(&q.work);
+        }
+        pthread_cond_wait(&q.done, &q.lock);
+    }
+    Slot *slot = &q.slot[q.head % QCAP];
+    slot->op = op;
+    slot->metric = metric;
+    slot->t_launch = now_s();
+    slot->marks = compute_marks();
+    slot->seq = ++q.seq[op.kind];
+    slot->phase = q.phase;
+    slot->layer = q.layer;
+    slot->in_hash = hash;
 #ifdef ZC_CUDA
     if (rt.device == DEV_CUDA) {  // the collective starts after what is queued now
         Slot *s = &q.slot[q.head % QCAP];
@@ -202,8 +385,16 @@ static CommReq enqueue(CommOp op, int metric) {
 }
 
 void comm_wait(CommReq req) {
+    unsigned long marks = compute_marks();
     pthread_mutex_lock(&q.lock);
+    for (; q.needed < req; q.needed++) q.slot[(q.needed + 1) % QCAP].needed = marks;
+    if (q.released < req) {
+        q.released = req;
+        pthread_cond_signal(&q.work);
+    }
+    q.waiting = req;
     while (q.finished <= req) pthread_cond_wait(&q.done, &q.lock);
+    q.waiting = -1;
     pthread_mutex_unlock(&q.lock);
 }
 
@@ -226,6 +417,8 @@ void comm_wait_timed(CommReq req, CommOverlap *o) {
     comm_req_times(req, &start, &end);
     o->time += end - start;
     o->hidden += fmin(fmax(waiting_from - start, 0.0), end - start);
+    o->waits++;
+    o->covered += q.slot[req % QCAP].needed > q.slot[req % QCAP].marks;  // the first wait counts
 }
 
 #define OP(...) ((CommOp){ __VA_ARGS__ })

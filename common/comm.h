@@ -29,9 +29,15 @@ typedef struct {
     long steps;                  // the training steps counted (progress_end sets it)
 } CommStats;
 
-// Seconds a kind of request ran on the comm thread, and the part of that which
-// ran while the caller computed (before it began to wait).
-typedef struct { double time, hidden; } CommOverlap;
+// What a kind of request cost the caller, summed by comm_wait_timed: seconds it
+// ran on the comm thread and the part of that before the caller began to wait
+// (a figure of timing); and the waits, and how many requests had compute
+// launched by the caller between their launch and the first wait that needed
+// them (a fact of order: they had compute to hide under, whatever the load).
+typedef struct {
+    double time, hidden;
+    long waits, covered;
+} CommOverlap;
 
 // Told of every finished collective (the trace registers one): its kind, when
 // it was launched, started and ended (now_s clock), and its payload in bytes.
@@ -39,10 +45,8 @@ typedef struct { double time, hidden; } CommOverlap;
 typedef void (*CommObserver)(CollKind kind, double launch, double start, double end,
                              uint64_t payload);
 
-// Starts the comm thread with the mpi backend (rt_init calls it). With
-// ZC_COMM_DELAY_US set, every collective starts that many microseconds after
-// its turn comes (the grader sets it, so that a buffer freed or reused too
-// early is always freed before the collective reads it).
+// Starts the comm thread with the mpi backend (rt_init calls it); strict if
+// ZC_GRADING is set in the environment.
 void comm_init(void);
 // Stops the comm thread (rt_finalize calls it); safe to call twice.
 void comm_finalize(void);
@@ -54,6 +58,22 @@ const char *comm_backends(void);
 const CommBackend *comm_backend(void);
 // Registers the one observer of finished collectives (NULL: none).
 void comm_observe(CommObserver fn);
+// Strict (grading) mode, on or off, after what is in flight. In it a request
+// runs only when it, or one after it, is waited for; the outputs that are not
+// inputs hold poison (NaN; a pattern for integers) from the launch until the
+// wait, and the rest of an in-place reduce-scatter's buffer after it; and an
+// input written or freed between launch and wait stops the run, naming the
+// request. So a use before the wait, a slice taken from the wrong place or an
+// early free fails every time, on every backend, whatever the timing.
+void comm_set_strict(int on);
+// 1 in strict mode.
+int comm_strict(void);
+// What the caller does now (trace_phase calls it): a request remembers it.
+void comm_phase(const char *name, int layer);
+// One line on what this rank's collectives do now, for a hang's report:
+// "waits in all_gather #3 (forward, layer 2; 4.1 KiB)", or that the caller is
+// not in a collective and where it is. Safe from any thread.
+void comm_describe(char *buf, size_t len);
 
 // In place: buf holds count elements on every rank.
 void comm_all_reduce(void *buf, size_t count, DType dt, RedOp op);

@@ -38,6 +38,7 @@ void kernels_wait(void) {
 void matmul(float *C, const float *A, const float *B, int M, int N, int K,
             int ta, int tb, float beta) {
     if (M < 0 || N < 0 || K < 0) fatal("matmul: negative shape %dx%dx%d", M, N, K);
+    compute_mark();
     ON_GPU(cuda_matmul(C, A, B, M, N, K, ta, tb, beta));
     int lda = ta ? M : K, ldb = tb ? K : N;
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
@@ -134,8 +135,10 @@ void adam_update(float *p, const float *g, float *m, float *v, size_t n,
     //| m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g^2, stored
     //| back; bias correction 1 - beta^step for both; decoupled weight decay:
     //| p *= 1 - lr wd, outside m and v; then p -= step_size m / (sqrt(v)/bc2 + eps).
-    //| Compute the step's scalars first: on a GPU (--device cuda) the ON_GPU line
-    //| hands them to the CUDA kernel, which does the loop; keep it where it is.
+    //| Compute the step's scalars first: on a GPU (--device cuda) the loop is the
+    //| CUDA kernel's, so hand them to it before your CPU loop, as the kernels
+    //| around this one do: ON_GPU(cuda_adam_update(p, g, m, v, n, decay, step_size,
+    //| bc2_sqrt, beta1, beta2, eps)) (kernels_cuda.h; the CPU build ignores it).
     //| README: lc0_adam/README.md, "Exercise".
     float decay = 1.0f - h->lr * h->weight_decay;
     float step_size = (float)(h->lr / (1.0 - pow(h->beta1, (double)step)));
@@ -252,6 +255,7 @@ void matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, i
     check_float_type(dt, "matmul_dt");
     if (dt == DT_F32) { matmul(C, A, B, M, N, K, ta, tb, beta); return; }
     if (M < 0 || N < 0 || K < 0) fatal("matmul_dt: negative shape %dx%dx%d", M, N, K);
+    compute_mark();
     ON_GPU(cuda_matmul_dt(C, A, B, dt, M, N, K, ta, tb, beta));
     if (M == 0 || N == 0) return;
     int mb = M < TILE ? M : TILE, nb = N < TILE ? N : TILE, k1 = K > 0 ? K : 1;

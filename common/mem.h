@@ -17,11 +17,13 @@ typedef struct {
 } MemStats;
 
 // Tunes the C allocator to keep freed memory for reuse (rt_init calls it).
-// With ZC_POISON_FREED set in the environment, mem_free fills a host block with
-// NaN and keeps it out of reuse (its bytes leave the counters all the same), so
-// whatever still reads it reads NaN: the grader sets it, and a buffer freed
-// before its collective completes shows. Memory then only grows: short runs.
+// In grading mode (ZC_GRADING set in the environment) freed host blocks are
+// poisoned: see mem_set_poison.
 void mem_init(void);
+// on: mem_free fills a host block with NaN and keeps it out of reuse (its bytes
+// leave the counters all the same), so whatever still reads it reads NaN, and
+// a second mem_free of it says so. Memory then only grows: short runs.
+void mem_set_poison(int on);
 // Allocates bytes (zeroed, 64-byte aligned) under a category; fatal on failure.
 // It lives where the stage computes (the GPU with --device cuda), except the
 // data category: input batches stay on the host, where the data loader writes.
@@ -42,6 +44,8 @@ void mem_copy(void *dst, const void *src, size_t bytes);
 int mem_is_gpu(const void *p);
 // Bytes currently held by the allocation p (0 for NULL).
 size_t mem_size(const void *p);
+// 1 if [p, p + bytes) lies inside a block that was freed while poisoning was on.
+int mem_was_freed(const void *p, size_t bytes);
 // A copy of this rank's counters.
 MemStats mem_stats(void);
 // Peaks restart from the current values (e.g. after set-up).

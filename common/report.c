@@ -264,8 +264,8 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
 
 void report_overlap(const char *what, const CommOverlap *o, long steps, const char *note) {
     double per = 1e3 / (double)steps;
-    print0("  %s: %.3f ms per step on the comm thread, %.3f ms of it under compute (rank 0, %s)\n",
-           what, o->time * per, o->hidden * per, note);
+    print0("  %s: %.3f ms per step on the comm thread, %.3f ms of it under compute; %ld of %ld waited for "
+           "after compute (rank 0, %s)\n", what, o->time * per, o->hidden * per, o->covered, o->waits, note);
 }
 
 // ----------------------------------------------------------------------------

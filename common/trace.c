@@ -91,6 +91,7 @@ void trace_open(const char *path) {
 }
 
 void trace_phase(const char *name, int layer) {
+    comm_phase(name, layer);  // a hang's report says where the caller was
     if (!tr.on) return;
     double t = us(now_s());
     if (tr.phase_open) add(1, "{\"ph\":\"E\",\"pid\":%d,\"tid\":0,\"ts\":%.3f}", rt.rank, t);

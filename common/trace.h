@@ -12,7 +12,7 @@
 // cannot write path, every rank exits with status 2 and one line.
 void trace_open(const char *path);
 // The compute track moves to a new phase, ending the one before; layer < 0
-// for none. name NULL just ends the current phase.
+// for none. name NULL just ends the current phase. comm is told, traced or not.
 void trace_phase(const char *name, int layer);
 // Collective: rank 0 writes every rank's events to path, atomically (file.h),
 // gathering them a chunk at a time; recording stops and the observer is

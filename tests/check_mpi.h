@@ -1,13 +1,19 @@
-// check_mpi: running Check suites on every rank. Tests run without fork (MPI and
-// fork do not mix); every assertion in a multi-rank test is agreed by all ranks
-// (CK_ALL), so all ranks leave a failing test together and none is left waiting
-// in a collective. Rank 0 prints Check's output; the verdict is the same everywhere.
+// check_mpi: running Check tests on every rank, one check at a time. Tests run
+// without fork (MPI and fork do not mix); every assertion in a multi-rank test
+// is agreed by all ranks (CK_ALL), so all ranks leave a failing test together
+// and none is left waiting in a collective. Each check's verdict is agreed by
+// every rank too (a failure on rank 2 alone fails it, with rank 2's message),
+// a watchdog ends a check that runs past its budget with each rank's state, and
+// the verdicts go to a file the grader names (ZC_RESULTS), never only to stdout.
 #ifndef CHECK_MPI_H
 #define CHECK_MPI_H
 
 #include <check.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,21 +48,9 @@ static inline void ck_all_msg(int ok, const char *fmt, ...) {
     ck_abort_msg("%s", (const char *)msg);
 }
 
-// Runs the suite on every rank; returns the number of failed tests (same on all).
-static inline int run_suite(Suite *s) {
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, rt.rank == 0 ? CK_NORMAL : CK_SILENT);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    double worst = failed;  // a rank-local failure still fails the whole run
-    comm_metric_max(&worst, 1);
-    return (int)worst;
-}
-
 // ----------------------------------------------------------------------------
-// graded checks (make grade): each is one Check test in a test case of its own,
-// named by its id, so the grader runs it alone (CK_RUN_CASE=id) at each N.
+// graded checks (make grade): each is one Check test, run alone, at the N it is
+// graded at. make test runs the same programs the same way, every check at once.
 
 typedef struct {
     const char *id;       // "lc2.1a": exercise lc2.1's check a
@@ -67,6 +61,10 @@ typedef struct {
 } Graded;
 
 #define GRADED_MAX 64
+// A check's budget: past it the watchdog ends the check. Ten times the slowest
+// check here (about 3 s at N = 4 on 2 cores); ZC_TIME_SCALE multiplies it
+// (sanitizers, a slow machine).
+#define GRADED_SECS 30.0
 
 // 1 if the list of ranks ns ("2 3 4") holds n; an empty list holds every n.
 static inline int graded_at(const char *ns, int n) {
@@ -81,49 +79,204 @@ static inline int graded_at(const char *ns, int n) {
     return 0;
 }
 
-// The checks graded at this N (make test runs them where the grader does: a
-// check of overlap means nothing at N = 1, where a collective is a no-op).
-static inline Suite *graded_suite(const char *name, const Graded *g, int n) {
-    Suite *s = suite_create(name);
-    for (int i = 0; i < n; i++) {
-        if (!graded_at(g[i].ns, rt.world)) continue;
-        TCase *tc = tcase_create(g[i].id);
-        tcase_set_timeout(tc, 0);
-        tcase_add_test(tc, g[i].test);
-        suite_add_tcase(s, tc);
-    }
-    return s;
+// 1 if the space-separated list holds word.
+static inline int listed(const char *list, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+    return 0;
 }
 
-// The graded checks, one line each: id|points|ranks|title.
+static inline double graded_budget(void) {
+    const char *scale = getenv("ZC_TIME_SCALE");
+    double k = scale ? atof(scale) : 1.0;
+    return GRADED_SECS * (k > 0 ? k : 1.0);
+}
+
+// The graded checks, one line each: id|points|ranks|budget|title.
 static inline int graded_list(const Graded *g, int n) {
     for (int i = 0; i < n; i++)
-        if (g[i].points > 0) printf("%s|%d|%s|%s\n", g[i].id, g[i].points, g[i].ns, g[i].title);
+        if (g[i].points > 0) printf("%s|%d|%s|%.0f|%s\n", g[i].id, g[i].points, g[i].ns, graded_budget(), g[i].title);
     return EXIT_SUCCESS;
+}
+
+// ----------------------------------------------------------------------------
+// the watchdog: a check past its budget is ended, each rank saying where it is
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    const char *id;       // the check armed, or NULL
+    double deadline;      // now_s() time
+} watchdog = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void *watchdog_thread(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&watchdog.lock);
+    for (;;) {
+        while (!watchdog.id) pthread_cond_wait(&watchdog.cv, &watchdog.lock);
+        double left = watchdog.deadline - now_s();
+        if (left > 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + left;
+            ts.tv_sec = (time_t)t;
+            ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+            pthread_cond_timedwait(&watchdog.cv, &watchdog.lock, &ts);
+            continue;
+        }
+        // Every rank's watchdog fires within moments of the others (the check
+        // started after a barrier): each says where it is, then the run ends.
+        char state[320];
+        comm_describe(state, sizeof state);
+        fprintf(stderr, "watchdog: rank %d: %s: %s\n", rt.rank, watchdog.id, state);
+        fflush(stderr);
+        sleep(2);
+        _exit(124);
+    }
+    return NULL;
+}
+
+static inline void watchdog_start(void) {
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&watchdog.cv, &a);
+    pthread_t t;
+    if (pthread_create(&t, NULL, watchdog_thread, NULL) != 0) fatal("check: cannot start the watchdog");
+    pthread_detach(t);
+}
+
+static inline void watchdog_arm(const char *id, double secs) {
+    pthread_mutex_lock(&watchdog.lock);
+    watchdog.id = id;
+    watchdog.deadline = now_s() + secs;
+    pthread_cond_signal(&watchdog.cv);
+    pthread_mutex_unlock(&watchdog.lock);
+}
+
+static inline void watchdog_disarm(void) {
+    pthread_mutex_lock(&watchdog.lock);
+    watchdog.id = NULL;
+    pthread_cond_signal(&watchdog.cv);
+    pthread_mutex_unlock(&watchdog.lock);
+}
+
+// ----------------------------------------------------------------------------
+// running the checks
+
+static const char *volatile check_running;  // the check in progress, for an exit in its middle
+
+// An exit() in the code under test leaves no verdict: say so, as a rank's line.
+static void exit_in_check(void) {
+    if (check_running)
+        fprintf(stderr, "rank %d: the program exited in the middle of check %s: an exit() in the code it runs?\n",
+                rt.rank, check_running);
+}
+
+// Runs one check on this rank; returns 1 if it passed here, else copies
+// Check's message into msg.
+static inline int run_check(const Graded *g, char *msg, size_t len) {
+    Suite *s = suite_create(g->id);
+    TCase *tc = tcase_create(g->id);
+    tcase_set_timeout(tc, 0);
+    tcase_add_test(tc, g->test);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_SILENT);
+    int ok = srunner_ntests_failed(sr) == 0;
+    msg[0] = '\0';
+    if (!ok) {
+        TestResult **f = srunner_failures(sr);
+        snprintf(msg, len, "%s", f && f[0] ? tr_msg(f[0]) : "failed");
+        free(f);
+    }
+    srunner_free(sr);
+    return ok;
+}
+
+// The verdict of every rank together: passed only if it passed everywhere; msg
+// becomes the message of the lowest rank that failed.
+static inline int agree_verdict(int ok, char *msg) {
+    int first = ok ? rt.world : rt.rank;
+    comm_agree_min(&first);
+    if (first == rt.world) return 1;
+    int32_t text[128];  // 512 bytes of text, moved as ints
+    memcpy(text, msg, sizeof text);
+    ((char *)text)[sizeof text - 1] = '\0';
+    comm_broadcast(text, 128, DT_I32, first);
+    memcpy(msg, text, sizeof text);
+    return 0;
+}
+
+// Runs the checks graded at this N (ZC_CHECKS: only those named, stopping at the
+// first that fails, so that none runs after a failure left state behind). Rank 0
+// prints a line per check and Check's summary, and writes each verdict to
+// ZC_RESULTS as it comes ("start ID", "ok ID SECS", "fail ID SECS MESSAGE"),
+// then "end": a file the grader owns, so a program that dies or prints a
+// verdict of its own is never counted as passing. Returns the failures.
+static inline int run_graded(const Graded *g, int n) {
+    const char *only = getenv("ZC_CHECKS"), *path = getenv("ZC_RESULTS");
+    FILE *res = NULL;
+    if (rt.rank == 0 && path && !(res = fopen(path, "w"))) fatal("check: cannot write %s", path);
+    watchdog_start();
+    atexit(exit_in_check);
+    int strict = comm_strict(), ran = 0, failed = 0, stopped = 0;
+    for (int i = 0; i < n && !stopped; i++) {
+        if (only ? !listed(only, g[i].id) : !graded_at(g[i].ns, rt.world)) continue;
+        comm_barrier();  // every rank starts the check together, so their watchdogs fire together
+        if (res) fprintf(res, "start %s\n", g[i].id), fflush(res);
+        char msg[512];
+        double t0 = now_s();
+        watchdog_arm(g[i].id, graded_budget());
+        check_running = g[i].id;
+        int ok = run_check(&g[i], msg, sizeof msg);
+        check_running = NULL;
+        watchdog_disarm();
+        double secs = now_s() - t0;
+        comm_use("mpi");  // a check that failed on another backend, or mode, leaves neither behind
+        comm_set_strict(strict);
+        ok = agree_verdict(ok, msg);
+        for (char *c = msg; *c; c++)
+            if (*c == '\n') *c = ' ';
+        ran++;
+        if (rt.rank == 0) {
+            if (ok) printf("  ok   %s (%.1fs)\n", g[i].id, secs);
+            else printf("FAIL   %s (%.1fs): %s\n", g[i].id, secs, msg);
+            fflush(stdout);
+        }
+        if (res) {
+            if (ok) fprintf(res, "ok %s %.1f\n", g[i].id, secs);
+            else fprintf(res, "fail %s %.1f %s\n", g[i].id, secs, msg);
+            fflush(res);
+        }
+        if (!ok) failed++, stopped = only != NULL;
+    }
+    if (rt.rank == 0)
+        printf("%d%%: Checks: %d, Failures: %d, Errors: 0\n", ran ? 100 * (ran - failed) / ran : 100, ran, failed);
+    if (res) {
+        if (!stopped) fprintf(res, "end\n");
+        fclose(res);
+    }
+    return failed;
 }
 
 // main() of a graded test program: checks(g) fills the table, setup() runs
 // after MPI is up (loading references, say). `prog --list` prints the graded
-// checks and exits without MPI.
+// checks and exits without MPI. The program runs in grading mode (ZC_GRADING:
+// strict collectives, poisoned frees), under make grade and make test alike.
 #define GRADED_MAIN(name, checks, setup)                                          \
     int main(int argc, char **argv) {                                             \
         Graded g_[GRADED_MAX];                                                    \
         int n_ = checks(g_);                                                      \
         if (argc == 2 && strcmp(argv[1], "--list") == 0) return graded_list(g_, n_); \
+        setenv("ZC_GRADING", "1", 0);                                             \
         rt_init(&argc, &argv, name);                                              \
         setup();                                                                  \
-        int failed = run_suite(graded_suite(name, g_, n_));                       \
+        int failed = run_graded(g_, n_);                                          \
         rt_finalize();                                                            \
         return failed ? EXIT_FAILURE : EXIT_SUCCESS;                              \
-    }
-
-// main() of a test program: init MPI, run the suite, exit 0 only if all passed.
-#define TEST_MAIN(name, make_suite)                              \
-    int main(int argc, char **argv) {                            \
-        rt_init(&argc, &argv, name);                             \
-        int failed = run_suite(make_suite());                    \
-        rt_finalize();                                           \
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;             \
     }
 
 #endif

@@ -5,7 +5,9 @@
 #   2. the reference, graded through the same path (make solution), scores full
 #      marks on every lecture, at one N (make test runs every check at N = 1..4);
 #   3. every known mistake of tests/mistakes/*.sed, applied to a copy of the
-#      reference file, loses the check it names, with a message that names it.
+#      reference file, loses each check it names, with the message it names
+#      ("# check:" and "# says:" lines, in pairs; "# time-scale: S" shortens
+#      the checks' budgets for a mistake that hangs).
 # usage: tests/grade_selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake)
 set -u
 BUILD=${1:-build}
@@ -48,22 +50,27 @@ for m in tests/mistakes/*.sed; do
   name=$(basename "$m" .sed)
   [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$name" ] || continue
   file=$(sed -n 's/^# file: //p' "$m")
-  check=$(sed -n 's/^# check: //p' "$m")
-  says=$(sed -n 's/^# says: //p' "$m")
-  k=$(echo "$check" | sed 's/^lc\([0-9]*\)\..*/\1/')
+  scale=$(sed -n 's/^# time-scale: //p' "$m")
   mine=$work/mistake
   rm -rf "$mine"
   mkdir -p "$mine/$(dirname "$file")"
   sed -f "$m" "$file" >"$mine/$file"
   if cmp -s "$file" "$mine/$file"; then fail "$name: the mistake no longer applies to $file"; continue; fi
-  out=$work/mistake-$name.out
-  MINE=$mine LC=$k CHECK=$check N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1
-  if grep -q "^$check .* FAIL" "$out" && grep -qF -- "$says" "$out"; then
-    echo "mistake $name: $check fails and says '$says'"
-  else
-    fail "mistake $name: want $check to fail saying '$says'; the grader said:"
-    sed 's/^/    /' "$out"
-  fi
+  i=1
+  for check in $(sed -n 's/^# check: //p' "$m"); do
+    says=$(sed -n 's/^# says: //p' "$m" | sed -n "${i}p")
+    i=$((i + 1))
+    k=$(echo "$check" | sed 's/^lc\([0-9]*\)\..*/\1/')
+    out=$work/mistake-$name-$check.out
+    ZC_TIME_SCALE=${scale:-1} MINE=$mine LC=$k CHECK=$check N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade \
+      tools/grade.sh >"$out" 2>&1
+    if grep -q "^$check .* FAIL" "$out" && grep -qF -- "$says" "$out"; then
+      echo "mistake $name: $check fails and says '$says'"
+    else
+      fail "mistake $name: want $check to fail saying '$says'; the grader said:"
+      sed 's/^/    /' "$out"
+    fi
+  done
 done
 [ $bad -eq 0 ] && echo "grading self-test: passed"
 exit $bad

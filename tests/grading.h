@@ -60,6 +60,27 @@ static int replicas_agree(const float *x, size_t n) {
     return lo[0] == -hi[0];
 }
 
+// The options of a run in words, for a message: "context 3, hidden 64, 3 layers,
+// batch 252, 30 steps, seed 5, 3 micro-batches a step, clipping at 0.5".
+static void options_in_words(char *out, size_t len, int argc, char **argv) {
+    static const char *words[][2] = {
+        { "layers", "%s layers" }, { "steps", "%s steps" }, { "accum", "%s micro-batches a step" },
+        { "clip", "clipping at %s" }, { "weight-decay", "weight decay %s" }, { "comm", "the %s backend" },
+        { "prefetch", "prefetch %s" }, { "bucket-mb", "buckets of %s MiB" }, { "dtype", "in %s" },
+    };
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 1; i + 1 < argc && at < len; i += 2) {
+        const char *name = argv[i] + (strncmp(argv[i], "--", 2) == 0 ? 2 : 0), *v = argv[i + 1];
+        if (strcmp(name, "sample") == 0 || strcmp(name, "log-every") == 0) continue;
+        char one[96];
+        snprintf(one, sizeof one, "%s %s", name, v);
+        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+            if (strcmp(name, words[w][0]) == 0) snprintf(one, sizeof one, words[w][1], v);
+        at += (size_t)snprintf(out + at, len - at, "%s%s", at ? ", " : "", one);
+    }
+}
+
 // Trains every reference run (with `extra` options appended) step by step and
 // checks each step's loss against lc0's (relative) and the final params
 // (relative L2), and that every rank ends with the same model.
@@ -73,24 +94,33 @@ static inline void grade_follows_lc0(const RefRun *runs, int nruns, const char *
         snprintf(text, sizeof text, "%s", extra);
         for (char *tok = strtok(text, " "); tok && argc < 80; tok = strtok(NULL, " ")) argv[argc++] = tok;
         Args a = args_of(r->name, argc, argv);
-        char run[192];  // the run's name, with its extra options if any
-        snprintf(run, sizeof run, "%.63s%s%.120s", r->name, *extra ? " " : "", extra);
+        char run[512], words[400];  // the run, its options in words
+        options_in_words(words, sizeof words, argc, argv);
+        snprintf(run, sizeof run, "the run '%.63s' (%s)", r->name, words);
         Trainer t;
         trainer_setup(&t, &a);
-        double worst = 0;
+        double worst = 0, got = 0, want = 0;
+        long first = -1;  // the first step whose loss is off
         for (long s = 0; s < a.steps; s++) {
             double loss = train_step(&t, s);
-            worst = fmax(worst, fabs(loss - r->loss[s]) / r->loss[s]);
+            double d = fabs(loss - r->loss[s]) / r->loss[s];
+            if (!(d <= worst)) worst = d;  // a NaN loss stays NaN (fmax would drop it)
+            if (first < 0 && !(d <= loss_tol)) first = s, got = loss, want = r->loss[s];
         }
         CK_ALL(r->steps == a.steps, "%s: reference has %ld steps, run has %ld", r->name, r->steps, a.steps);
-        CK_ALL(worst <= loss_tol, "%s at N=%d: loss differs from lc0 by %.2e (relative)", run, rt.world, worst);
+        CK_ALL(first < 0, "%s at N=%d: from step %ld on the loss is off lc0's (%.6f where lc0 has %.6f; at worst "
+               "%.2e relative, %.0e allowed)%s", run, rt.world, first + 1, got, want, worst, loss_tol,
+               first == 0 ? ": already at the first step, before any update: the forward pass, the examples each "
+                            "rank takes, or the loss's mean over ranks" :
+                            ": the first step's loss matches, so look at what the update did");
         float *p = mem_alloc(MEM_DATA, t.model.numel * sizeof(float));
         full_params(&t, p);
         double dist = distance_to_reference(&t.model, p, r->model);
         if (getenv("ZC_VERBOSE") && rt.rank == 0)
             printf("  %s N=%d: loss %.2e, params %.2e\n", run, rt.world, worst, dist);
-        CK_ALL(dist <= param_tol, "%s at N=%d: params differ from lc0 by %.2e (relative L2)", run, rt.world, dist);
-        CK_ALL(replicas_agree(p, t.model.numel), "%s: ranks ended with different models", run);
+        CK_ALL(dist <= param_tol, "%s at N=%d: the final params differ from lc0's by %.2e (relative L2; %.0e "
+               "allowed), though every loss matched", run, rt.world, dist, param_tol);
+        CK_ALL(replicas_agree(p, t.model.numel), "%s at N=%d: the ranks ended with different models", run, rt.world);
         mem_free(p);
         trainer_teardown(&t);
     }

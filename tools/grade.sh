@@ -1,14 +1,23 @@
 #!/bin/sh
 # make grade: builds the learner's exercise files (MINE, default mywork/) in
-# place of the reference ones, everything else from the tree, then runs each
-# graded check of the lecture alone at each N and prints one line per check
-# and N, then the score. Exit status 0 only with full marks.
+# place of the reference ones, everything else from the tree, then runs the
+# lecture's graded checks, every check at each of its N, and prints one line per
+# check and N, then the score. Exit status 0 only with full marks.
+#
+# The checks of a lecture that run at one N share one process (one mpirun):
+# the test program runs them in order and writes each verdict to a file this
+# script owns (ZC_RESULTS), so nothing the learner's code prints is counted. A
+# check that fails ends that process, so that no later check runs in what it
+# left behind; a check that crashes, or runs past its budget (the watchdog then
+# has each rank say where it waits), gets the failing rank's own line; then the
+# checks after it run in a fresh process.
 #
 # Settings (make passes them): LC (lectures; default: every lecture started
 # under MINE), CHECK (one check's id), N (ranks, e.g. "3"), SOLUTION=1 (grade
 # the reference instead), BUILD (the reference build: its lc0 makes the
-# references the stages are graded against), GRADE_DIR (where the learner's
-# builds go, default BUILD/grade), CHECK_TIMEOUT (seconds per check, 300).
+# references the stages are graded against, its objects seed the learner's
+# build), GRADE_DIR (where the learner's builds go, default BUILD/grade),
+# ZC_TIME_SCALE (multiplies every check's budget).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 top=$(pwd)
@@ -19,7 +28,6 @@ SOLUTION=${SOLUTION:-0}
 CHECK=${CHECK:-}
 N=${N:-}
 LC=${LC:-}
-CHECK_TIMEOUT=${CHECK_TIMEOUT:-300}
 case $GRADE_DIR in /*) ;; *) GRADE_DIR=$top/$GRADE_DIR ;; esac
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 
@@ -42,50 +50,105 @@ for k in $LC; do
   case " $all " in *" $k "*) ;; *) echo "make grade: LC=$k: no such lecture (one of: $all)" >&2; exit 2 ;; esac
 done
 
-# The references the stages are graded against, from the tree's lc0.
+# The references the stages are graded against, from the tree's lc0. The test
+# programs run in grading mode themselves (strict collectives, poisoned frees).
 export ZC_REF="$BUILD/test/ref" CK_FORK=no
-# A buffer freed or reused before its collective completes must show: freed
-# blocks read as NaN, and every collective starts a millisecond late.
-export ZC_POISON_FREED=1 ZC_COMM_DELAY_US=1000
 if [ ! -s "$ZC_REF/plain.loss" ] || [ "$BUILD/bin/lc0_adam" -nt "$ZC_REF/plain.loss" ]; then
   echo "making the lc0 references ($ZC_REF)"
   tests/refs.sh "$BUILD" >/dev/null || { echo "make grade: the lc0 references failed to train" >&2; exit 1; }
 fi
 
 # Every graded check, from the test programs that hold them (--list):
-# program|id|points|ranks|title. Lecture K's checks are named lcK.*.
+# program|id|points|ranks|budget|title. Lecture K's checks are named lcK.*.
 mkdir -p "$GRADE_DIR"
-rm -f "$GRADE_DIR/score"
+checks=$GRADE_DIR/checks verdicts=$GRADE_DIR/verdicts
 for p in test_lc0 test_lc1 test_lc2 test_lc3 test_lc4 test_lc5 test_comm; do
   "$BUILD/test/$p" --list </dev/null | sed "s/^/$p|/"
-done >"$GRADE_DIR/checks"
-programs_of() { grep "^[^|]*|lc$1\." "$GRADE_DIR/checks" | cut -d'|' -f1 | sort -u | tr '\n' ' '; }
+done >"$checks"
+: >"$verdicts"
 
-# A copy of the tree with the learner's files of lecture $1 over it (one copy
-# for every lecture); prints where its test programs are built. Files are
-# copied only when they changed, so make rebuilds only what changed since the
-# last grade, of this lecture or another.
-learner_build() {
-  k=$1 src=$GRADE_DIR/src out=$GRADE_DIR/build
-  theirs=" $(tools/lectures.sh files "$k" | tr '\n' ' ') "
-  mkdir -p "$src"
-  find Makefile common tests tools lc*_* -type f ! -name '*.md' | while read -r f; do
-    mine=$f
-    case $theirs in *" $f "*) [ -e "$MINE/$f" ] && mine=$MINE/$f ;; esac
-    if ! cmp -s "$mine" "$src/$f"; then mkdir -p "$src/$(dirname "$f")"; cp "$mine" "$src/$f"; fi
-  done
-  targets=""
-  for p in $(programs_of "$k"); do targets="$targets $out/test/$p"; done
-  # shellcheck disable=SC2086
-  if ! make -C "$src" --no-print-directory -j"$(nproc)" BUILD="$out" CUDA=0 $targets >"$out.log" 2>&1; then
-    return 1
+programs_of() { grep "^[^|]*|lc$1\." "$checks" | cut -d'|' -f1 | sort -u | tr '\n' ' '; }
+
+# ----------------------------------------------------------------------------
+# running checks
+
+# The one line that says why a run ended early: the watchdog's report of each
+# rank, else the first error line of the first rank that failed, else how it ended.
+why_it_ended() {  # log rc secs id program
+  log=$1 rc=$2 secs=$3
+  if grep -q '^watchdog: rank ' "$log"; then
+    budget=$(awk -F'|' -v id="$4" '$2 == id { print $5 }' "$checks" | head -n 1)
+    printf 'timed out after %s s: ' "${budget:-?}"
+    sed -n 's/^watchdog: rank \([0-9]*\): [^:]*: \(.*\)$/\1|\2/p' "$log" | sort -t'|' -k1,1n | awk -F'|' '
+      { if (count[$2]++) ranks[$2] = ranks[$2] ", " $1; else { order[n++] = $2; ranks[$2] = $1 } }
+      END {
+        for (i = 0; i < n; i++) {
+          d = order[i]
+          if (count[d] > 1) {
+            sub(/^waits/, "wait", d); sub(/^is not/, "are not", d); sub(/it computes, or loops/, "they compute, or loop", d)
+            printf "%sranks %s %s", (i ? "; " : ""), ranks[order[i]], d
+          } else printf "%srank %s %s", (i ? "; " : ""), ranks[order[i]], d
+        }
+        print ""
+      }'
+    return
   fi
-  echo "$out/test"
+  line=$(grep -m 1 -E "^rank [0-9]+: |^$5: " "$log")
+  if [ -n "$line" ]; then echo "it stopped: $line"; return; fi
+  line=$(grep -m 1 -E '^launch: rank [0-9]+ ' "$log" | sed 's/^launch: //')
+  if [ -n "$line" ]; then echo "it crashed: $line"
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "no answer in $secs s, and no rank said why"
+  elif [ "$rc" -eq 0 ]; then
+    echo "the program exited (status 0) in the middle of this check: an exit() in your code, or a return from main?"
+  else echo "the program ended (status $rc) in the middle of this check and no rank said why"; fi
+}
+
+# Runs program $1's checks $3 (ids, in order) at N = $2 from $bin, appending
+# id|n|ok|secs|message lines to the verdicts.
+run_checks() {
+  p=$1 n=$2 pending=$3
+  res=$GRADE_DIR/results log=$GRADE_DIR/last.log
+  while [ -n "$pending" ]; do
+    rm -f "$res"
+    budget=$(for id in $pending; do awk -F'|' -v id="$id" '$2 == id { print $5 }' "$checks" | head -n 1; done |
+             awk '{ s += $1 } END { print int(s) + 30 }')
+    launch="tools/launch $n"
+    [ "$n" = 1 ] && launch=""  # one process needs no mpirun (MPI starts as a singleton)
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    ZC_CHECKS="$pending" ZC_RESULTS="$res" timeout -k 5 "$budget" $launch "$bin/$p" >"$log" 2>&1 </dev/null
+    rc=$?
+    secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    [ -f "$res" ] || : >"$res"
+    awk -v n="$n" '$1 == "ok" { print $2 "|" n "|ok|" $3 "|" }
+                   $1 == "fail" { m = $0; sub(/^fail [^ ]* [^ ]* /, "", m); print $2 "|" n "|fail|" $3 "|" m }' \
+      "$res" >>"$verdicts"
+    judged=$(awk '$1 == "ok" || $1 == "fail" { print $2 }' "$res" | tr '\n' ' ')
+    open=$(awk '$1 == "start" { s = $2 } $1 == "ok" || $1 == "fail" { s = "" } END { print s }' "$res")
+    rest=""
+    for id in $pending; do
+      case " $judged $open " in *" $id "*) ;; *) rest="$rest $id" ;; esac
+    done
+    if grep -q '^end$' "$res"; then
+      for id in $rest; do echo "$id|$n|fail|0|the test program has no check $id" >>"$verdicts"; done
+      rest=""
+    elif [ -n "$open" ]; then
+      echo "$open|$n|fail|$secs|$(why_it_ended "$log" "$rc" "$secs" "$open" "$p")" >>"$verdicts"
+    elif [ -z "$judged" ]; then  # it died before its first check: every check here says so
+      why=$(why_it_ended "$log" "$rc" "$secs" "" "$p")
+      for id in $rest; do echo "$id|$n|fail|$secs|before any check ran, $why" >>"$verdicts"; done
+      rest=""
+    fi
+    pending=$rest
+  done
 }
 
 dots() {  # the check's line up to its result, dotted out to a column
   awk -v s="$1" 'BEGIN { n = 78 - length(s); d = ""; while (n-- > 0) d = d "."; printf "%s %s", s, d }'
 }
+
+# ----------------------------------------------------------------------------
+# grading
 
 got=0 total=0
 for k in $LC; do
@@ -96,51 +159,67 @@ for k in $LC; do
     echo "== lecture $k: your files ($(for f in $(tools/lectures.sh files "$k"); do
       if [ -e "$MINE/$f" ]; then printf '%s ' "$MINE/$f"; else printf '%s (not started: the reference) ' "$f"; fi
     done))"
-    if ! bin=$(learner_build "$k"); then
+    targets=""
+    for p in $(programs_of "$k"); do targets="$targets test/$p"; done
+    # shellcheck disable=SC2086
+    if out=$(tools/learner_build.sh "$k" "$MINE" "$BUILD" "$GRADE_DIR" $targets); then bin=$out/test
+    else
       echo "your files do not build (all of $GRADE_DIR/build.log; the errors):"
       grep -E 'error|Error' "$GRADE_DIR/build.log" | head -n 20 | sed 's/^/    /'
       bin=""
     fi
   fi
-  for p in $(programs_of "$k"); do
-    grep "^$p|lc$k\." "$GRADE_DIR/checks" | while IFS='|' read -r _p id points ns title; do
-      [ -z "$CHECK" ] || [ "$CHECK" = "$id" ] || continue
-      for n in $ns; do
-        [ -z "$N" ] || case " $N " in *" $n "*) ;; *) continue ;; esac
-        line=$(dots "$id $title (N=$n)")
-        if [ -z "$bin" ]; then
-          echo "$line FAIL 0/$points (does not build)"
-          echo "$points 0" >>"$GRADE_DIR/score"
-          continue
-        fi
-        log=$GRADE_DIR/last.log
-        t0=$(date +%s.%N)
-        launch="tools/launch $n"
-        [ "$n" = 1 ] && launch=""  # one process needs no mpirun (MPI starts as a singleton)
-        # shellcheck disable=SC2086
-        CK_RUN_CASE=$id timeout "$CHECK_TIMEOUT" $launch "$bin/$p" >"$log" 2>&1 </dev/null
-        rc=$?
-        secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-        if [ $rc -eq 0 ] && grep -q '^100%: Checks: 1,' "$log"; then
-          echo "$line OK $points/$points (${secs}s)"
-          echo "$points $points" >>"$GRADE_DIR/score"
-          continue
-        fi
-        echo "$line FAIL 0/$points (${secs}s)"
-        echo "$points 0" >>"$GRADE_DIR/score"
-        why=$(grep -m 2 ':[FE]:' "$log" | sed -E 's/^[^:]*:[0-9]+:[FE]:[^:]*:[^:]*:[0-9]+: //')
-        if [ -z "$why" ] && [ $rc -eq 124 ]; then
-          why="no answer in $CHECK_TIMEOUT s: a rank is waiting for a message or a collective that never comes"
-        elif [ -z "$why" ] && grep -q 'Checks: 0,' "$log"; then
-          why="the test program has no check $id"
-        elif [ -z "$why" ]; then
-          why="it crashed: $(grep -v '^ *$' "$log" | grep -v '^Running suite' | tail -n 2 | tr '\n' ' ')"
-        fi
-        echo "$why" | sed 's/^/    /'
-        echo "    rerun: make grade LC=$k CHECK=$id N=$n$([ "$SOLUTION" = 1 ] && echo ' SOLUTION=1')"
-      done
+  # The checks to run: lecture k's (or CHECK alone), at each of their N (or N's).
+  grep "^[^|]*|lc$k\." "$checks" | while IFS='|' read -r p id points ns budget title; do
+    [ -z "$CHECK" ] || [ "$CHECK" = "$id" ] || continue
+    for n in $ns; do
+      [ -z "$N" ] || case " $N " in *" $n "*) ;; *) continue ;; esac
+      echo "$p|$n|$id"
     done
+  done >"$GRADE_DIR/todo"
+  if [ -n "$bin" ]; then
+    for pn in $(cut -d'|' -f1,2 "$GRADE_DIR/todo" | sort -u -t'|' -k1,1 -k2,2n); do
+      p=${pn%|*} n=${pn#*|}
+      ids=$(awk -F'|' -v p="$p" -v n="$n" '$1 == p && $2 == n { print $3 }' "$GRADE_DIR/todo" | tr '\n' ' ')
+      printf '  running %s at N=%s: %s\n' "$p" "$n" "$ids" >&2
+      run_checks "$p" "$n" "$ids"
+    done
+  fi
+  # One line per check and N, in the lecture's order; an end-to-end check (lcK.0x)
+  # that fails after a finer check failed says where to look first.
+  first_fine=""
+  for id in $(cut -d'|' -f3 "$GRADE_DIR/todo" | awk '!seen[$0]++'); do
+    case $id in *.0[a-z]) continue ;; esac
+    if grep -q "^$id|[0-9]*|fail|" "$verdicts"; then first_fine=$id; break; fi
   done
+  while IFS='|' read -r p n id; do
+    IFS='|' read -r _p _id points _ns _b title <<EOF
+$(grep "^[^|]*|$id|" "$checks" | head -n 1)
+EOF
+    line=$(dots "$id $title (N=$n)")
+    if [ -z "$bin" ]; then
+      echo "$line FAIL 0/$points (does not build)"
+      echo "$points 0" >>"$GRADE_DIR/score"
+      continue
+    fi
+    v=$(grep "^$id|$n|" "$verdicts" | tail -n 1)
+    verdict=$(echo "$v" | cut -d'|' -f3) secs=$(echo "$v" | cut -d'|' -f4) msg=$(echo "$v" | cut -d'|' -f5-)
+    if [ "$verdict" = ok ]; then
+      echo "$line OK $points/$points (${secs}s)"
+      echo "$points $points" >>"$GRADE_DIR/score"
+      continue
+    fi
+    echo "$line FAIL 0/$points (${secs:-0}s)"
+    echo "$points 0" >>"$GRADE_DIR/score"
+    echo "    ${msg:-no verdict came back}"
+    if [ -n "$first_fine" ] && [ "$first_fine" != "$id" ]; then
+      case $id in
+        *.0[a-z]) echo "    this follows from $first_fine failing: fix that first" ;;
+        *) case $msg in "it stopped: "* | "it crashed: "*) echo "    this may follow from $first_fine failing: fix that first" ;; esac ;;
+      esac
+    fi
+    echo "    rerun: make grade LC=$k CHECK=$id N=$n$([ "$SOLUTION" = 1 ] && echo ' SOLUTION=1')"
+  done <"$GRADE_DIR/todo"
 done
 if [ -f "$GRADE_DIR/score" ]; then
   read -r total got <<EOF

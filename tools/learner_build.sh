@@ -1,0 +1,33 @@
+#!/bin/sh
+# Builds the learner's files of lecture K (under MINE) in place of the
+# reference ones, everything else from the tree, and prints the build folder.
+# One copy of the tree serves every lecture (GRADE_DIR/src): the first copy
+# keeps the tree's file times and starts from the reference build's objects;
+# after that a file is copied only when it changed, with a new time, so make
+# rebuilds only what changed since the last build, of this lecture or another.
+# The build log is GRADE_DIR/build.log. make grade and make mine use it.
+# usage: tools/learner_build.sh K MINE BUILD GRADE_DIR TARGET...   (targets relative to the build folder)
+set -u
+k=$1 MINE=$2 BUILD=$3 GRADE_DIR=$4
+shift 4
+cd "$(dirname "$0")/.." || exit 2
+src=$GRADE_DIR/src out=$GRADE_DIR/build
+theirs=" $(tools/lectures.sh files "$k" | tr '\n' ' ') "
+if [ ! -d "$src" ]; then
+  mkdir -p "$src" "$out"
+  tar cf - Makefile common tests tools lc*_* | tar xf - -C "$src"
+  cp -rp "$BUILD/obj" "$BUILD/lib" "$BUILD/config" "$BUILD/modules" "$out/" 2>/dev/null
+fi
+find Makefile common tests tools lc*_* -type f ! -name '*.md' | while read -r f; do
+  mine=$f
+  case $theirs in *" $f "*) [ -e "$MINE/$f" ] && mine=$MINE/$f ;; esac
+  if ! cmp -s "$mine" "$src/$f"; then mkdir -p "$src/$(dirname "$f")"; cp "$mine" "$src/$f"; fi
+done
+targets=""
+for t in "$@"; do targets="$targets $out/$t"; done
+# The reference build's CUDA setting, so its objects serve here too.
+cuda=$(sed -n 's/^CUDA=\([^ ]*\) .*/\1/p' "$BUILD/config" 2>/dev/null)
+# shellcheck disable=SC2086
+make -C "$src" --no-print-directory -j"$(nproc)" BUILD="$out" CUDA="${cuda:-0}" $targets >"$GRADE_DIR/build.log" 2>&1 ||
+  exit 1
+echo "$out"

@@ -1,0 +1,37 @@
+#!/bin/sh
+# make mine LC=K [N=n] [ARGS='...']: your build of lecture K's stage, run the
+# way make run runs the reference: the training, the words, the memory and
+# communication reports and the summary line, from your code. Your files
+# (MINE, default mywork/) replace the reference ones; lecture K's stage runs
+# on N ranks (default 4; lc0 on 1). ARGS are the stage's own options (e.g.
+# ARGS='--steps 300 --comm ring': lecture 1's ring is used with --comm ring).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+top=$(pwd)
+K=${LC:-}
+MINE=${MINE:-mywork}
+BUILD=${BUILD:-build}
+GRADE_DIR=${GRADE_DIR:-$BUILD/grade}
+case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
+case $GRADE_DIR in /*) ;; *) GRADE_DIR=$top/$GRADE_DIR ;; esac
+case $K in
+  [0-9]) ;;
+  *) echo "make mine: give the lecture, e.g. make mine LC=2 (one of: $(tools/lectures.sh))" >&2; exit 2 ;;
+esac
+stage=$(ls -d lc"$K"_*/ 2>/dev/null | head -n 1)
+stage=${stage%/}
+[ -n "$stage" ] || { echo "make mine: no lecture $K (one of: $(tools/lectures.sh))" >&2; exit 2; }
+n=${N:-4}
+[ "$K" = 0 ] && n=1
+case $n in ''|*[!0-9]*|0) echo "make mine: N=$n: a number of ranks, 1 or more" >&2; exit 2 ;; esac
+started=""
+for f in $(tools/lectures.sh files "$K"); do [ -e "$MINE/$f" ] && started="$started $MINE/$f"; done
+[ -n "$started" ] || echo "make mine: nothing of lecture $K under $MINE/ yet (make exercise LC=$K): this is the reference" >&2
+if ! out=$(tools/learner_build.sh "$K" "$MINE" "$BUILD" "$GRADE_DIR" "bin/$stage"); then
+  echo "make mine: your files do not build (all of $GRADE_DIR/build.log; the errors):" >&2
+  grep -E 'error|Error' "$GRADE_DIR/build.log" | head -n 20 | sed 's/^/    /' >&2
+  exit 1
+fi
+echo "== $stage from your files:${started:- none (the reference)}, $n rank$([ "$n" -gt 1 ] && echo s)"
+# shellcheck disable=SC2086
+exec tools/launch "$n" "$out/bin/$stage" ${ARGS:-}
