@@ -339,7 +339,8 @@ static void check_exact(const char *hidden, const char *layers, int accum, const
                         const char *sync) {
     char acc[12], what[128];
     snprintf(acc, sizeof acc, "%d", accum);
-    snprintf(what, sizeof what, "hidden %s layers %s accum %d clip %s %s", hidden, layers, accum, clip, sync);
+    snprintf(what, sizeof what, "a run of hidden %s, %s layers, accum %d, clip %s, grad-sync %s", hidden, layers, accum,
+             clip, sync);
     char *argv[] = { "t", "--hidden", (char *)hidden, "--layers", (char *)layers, "--batch", "252",
                      "--steps", "4", "--accum", acc, "--clip", (char *)clip, "--grad-sync",
                      (char *)sync, "--sample", "0", "--log-every", "0" };
@@ -361,17 +362,22 @@ static void check_exact(const char *hidden, const char *layers, int accum, const
     uint64_t want_rs = allreduce ? 0 : steps * L;
     CK_ALL(rs->calls == want_rs && rs->payload == want_rs / L * 4 * pad &&
                rs->sent_xn == want_rs / L * (N - 1) * 4 * pad,
-           "%s: reduce-scatter %llu calls, payload %llu", what, (unsigned long long)rs->calls,
-           (unsigned long long)rs->payload);
+           "%s: %llu reduce-scatters of %llu bytes in all over %llu steps; want %llu, one per layer a step, of "
+           "4Ψ_pad in all", what, (unsigned long long)rs->calls, (unsigned long long)rs->payload,
+           (unsigned long long)steps, (unsigned long long)want_rs);
     CK_ALL(ag->calls == steps * L && ag->payload == steps * 4 * pad &&
                ag->sent_xn == steps * (N - 1) * 4 * pad,
-           "%s: all-gather is not one per layer of 4Ψ_pad per step", what);
+           "%s: %llu all-gathers of %llu bytes in all over %llu steps; want one per layer a step, of 4Ψ_pad in all",
+           what, (unsigned long long)ag->calls, (unsigned long long)ag->payload, (unsigned long long)steps);
     // The all-reduces: the whole gradient (allreduce mode) and the clip's one double.
     uint64_t ar_bytes = allreduce * 4 * psi + clipping * 8;
     CK_ALL(ar->calls == steps * (allreduce + clipping) && ar->payload == steps * ar_bytes &&
                ar->sent_xn == steps * 2 * (N - 1) * ar_bytes,
-           "%s: all-reduce %llu calls, payload %llu", what, (unsigned long long)ar->calls,
-           (unsigned long long)ar->payload);
+           "%s: %llu all-reduces of %llu bytes in all over %llu steps; want %llu a step (%s%s%s), %llu bytes",
+           what, (unsigned long long)ar->calls, (unsigned long long)ar->payload, (unsigned long long)steps,
+           (unsigned long long)(allreduce + clipping), allreduce ? "the whole gradient" : "",
+           allreduce && clipping ? " and " : "", clipping ? "the clipping norm's one double" : "",
+           (unsigned long long)ar_bytes);
     double per_step = comm_total_sent_bytes(&t.comm) / (double)steps;
     CK_ALL(fabs(per_step - comm_theory(&t)) <= 1e-9 * per_step + 1e-9,
            "%s: stage's theory %.1f != measured %.1f", what, comm_theory(&t), per_step);

@@ -212,7 +212,7 @@ void write_plots(const Summary *s, int n, const char *run_dir, const char *plot_
                    "plot 'memory.dat' using 2:xtic(1) title 'params', '' using 3 title 'grads', "
                    "'' using 4 title 'master params', '' using 5 title 'Adam m', '' using 6 title 'Adam v'\n");
         fprintf(g, "reset\nset terminal %s\nset output 'peak.%s'\n", term, ext);
-        fprintf(g, "set title 'Peak per rank by category, each at its own peak (the stack bounds the peak)'\n"
+        fprintf(g, "set title 'What each peak is made of: every category at its own peak (the bar is at least the peak)'\n"
                    "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
                    "set boxwidth 0.7\nset xtics rotate by -20\nset key below\nset ylabel 'MiB per rank'\n"
                    "plot 'peak.dat' using 2:xtic(1) title 'model state', '' using 3 title 'gradients in flight', "
