@@ -292,6 +292,13 @@ void comm_phase(const char *name, int layer) {
     pthread_mutex_unlock(&q.lock);
 }
 
+unsigned long comm_progress(void) {
+    pthread_mutex_lock(&q.lock);
+    unsigned long done = (unsigned long)q.finished;
+    pthread_mutex_unlock(&q.lock);
+    return done + compute_marks();
+}
+
 void comm_describe(char *buf, size_t len) {
     char what[160] = "", where[64] = "in no phase";
     pthread_mutex_lock(&q.lock);

@@ -70,6 +70,9 @@ void comm_set_strict(int on);
 int comm_strict(void);
 // What the caller does now (trace_phase calls it): a request remembers it.
 void comm_phase(const char *name, int layer);
+// A count that grows while this rank gets anywhere: collectives completed
+// plus compute launched (a hang's detector watches it stand still).
+unsigned long comm_progress(void);
 // One line on what this rank's collectives do now, for a hang's report:
 // "waits in all_gather #3 (forward, layer 2; 4.1 KiB)", or that the caller is
 // not in a collective and where it is. Safe from any thread.

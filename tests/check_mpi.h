@@ -61,10 +61,14 @@ typedef struct {
 } Graded;
 
 #define GRADED_MAX 64
-// A check's budget: past it the watchdog ends the check. Ten times the slowest
-// check here (about 3 s at N = 4 on 2 cores); ZC_TIME_SCALE multiplies it
-// (sanitizers, a slow machine).
-#define GRADED_SECS 30.0
+// What the watchdog allows a check: GRADED_STALL seconds in which the rank
+// neither completes a collective nor launches compute (a deadlock, or a loop
+// that never ends, far longer than any check stands still here), and
+// GRADED_SECS in all (forty times the slowest check at N = 4 on 2 cores, so a
+// loaded machine that slows everything down still passes). ZC_TIME_SCALE
+// multiplies both (sanitizers, a slow machine).
+#define GRADED_STALL 20.0
+#define GRADED_SECS 120.0
 
 // 1 if the list of ranks ns ("2 3 4") holds n; an empty list holds every n.
 static inline int graded_at(const char *ns, int n) {
@@ -87,11 +91,13 @@ static inline int listed(const char *list, const char *word) {
     return 0;
 }
 
-static inline double graded_budget(void) {
+static inline double graded_scale(void) {
     const char *scale = getenv("ZC_TIME_SCALE");
     double k = scale ? atof(scale) : 1.0;
-    return GRADED_SECS * (k > 0 ? k : 1.0);
+    return k > 0 ? k : 1.0;
 }
+
+static inline double graded_budget(void) { return GRADED_SECS * graded_scale(); }
 
 // The graded checks, one line each: id|points|ranks|budget|title.
 static inline int graded_list(const Graded *g, int n) {
@@ -101,35 +107,42 @@ static inline int graded_list(const Graded *g, int n) {
 }
 
 // ----------------------------------------------------------------------------
-// the watchdog: a check past its budget is ended, each rank saying where it is
+// the watchdog: a check that stands still, or runs past its budget, is ended,
+// each rank saying where it is
 
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     const char *id;       // the check armed, or NULL
-    double deadline;      // now_s() time
+    double start;         // now_s() when it was armed
 } watchdog = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void *watchdog_thread(void *arg) {
     (void)arg;
+    double stall = GRADED_STALL * graded_scale(), budget = graded_budget(), moved = 0;
+    unsigned long seen = 0;
+    const char *id = NULL;
     pthread_mutex_lock(&watchdog.lock);
     for (;;) {
         while (!watchdog.id) pthread_cond_wait(&watchdog.cv, &watchdog.lock);
-        double left = watchdog.deadline - now_s();
-        if (left > 0) {
-            struct timespec ts;
+        double now = now_s();
+        unsigned long progress = comm_progress();
+        if (watchdog.id != id || progress != seen) id = watchdog.id, seen = progress, moved = now;
+        if (now - moved < stall && now - watchdog.start < budget) {
+            struct timespec ts;  // look again in a second
             clock_gettime(CLOCK_MONOTONIC, &ts);
-            double t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + left;
-            ts.tv_sec = (time_t)t;
-            ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+            ts.tv_sec += 1;
             pthread_cond_timedwait(&watchdog.cv, &watchdog.lock, &ts);
             continue;
         }
-        // Every rank's watchdog fires within moments of the others (the check
-        // started after a barrier): each says where it is, then the run ends.
+        // A deadlock stalls every rank at once, within the second the watchdog
+        // looks: each says where it is, then the run ends.
         char state[320];
         comm_describe(state, sizeof state);
-        fprintf(stderr, "watchdog: rank %d: %s: %s\n", rt.rank, watchdog.id, state);
+        if (now - moved >= stall)
+            fprintf(stderr, "watchdog: rank %d: %s: no progress in %.0f s: %s\n", rt.rank, watchdog.id, stall, state);
+        else
+            fprintf(stderr, "watchdog: rank %d: %s: past its %.0f s: %s\n", rt.rank, watchdog.id, budget, state);
         fflush(stderr);
         sleep(2);
         _exit(124);
@@ -147,10 +160,10 @@ static inline void watchdog_start(void) {
     pthread_detach(t);
 }
 
-static inline void watchdog_arm(const char *id, double secs) {
+static inline void watchdog_arm(const char *id) {
     pthread_mutex_lock(&watchdog.lock);
     watchdog.id = id;
-    watchdog.deadline = now_s() + secs;
+    watchdog.start = now_s();
     pthread_cond_signal(&watchdog.cv);
     pthread_mutex_unlock(&watchdog.lock);
 }
@@ -229,7 +242,7 @@ static inline int run_graded(const Graded *g, int n) {
         if (res) fprintf(res, "start %s\n", g[i].id), fflush(res);
         char msg[512];
         double t0 = now_s();
-        watchdog_arm(g[i].id, graded_budget());
+        watchdog_arm(g[i].id);
         check_running = g[i].id;
         int ok = run_check(&g[i], msg, sizeof msg);
         check_running = NULL;

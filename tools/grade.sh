@@ -77,9 +77,8 @@ programs_of() { grep "^[^|]*|lc$1\." "$checks" | cut -d'|' -f1 | sort -u | tr '\
 why_it_ended() {  # log rc secs id program
   log=$1 rc=$2 secs=$3
   if grep -q '^watchdog: rank ' "$log"; then
-    budget=$(awk -F'|' -v id="$4" '$2 == id { print $5 }' "$checks" | head -n 1)
-    printf 'timed out after %s s: ' "${budget:-?}"
-    sed -n 's/^watchdog: rank \([0-9]*\): [^:]*: \(.*\)$/\1|\2/p' "$log" | sort -t'|' -k1,1n | awk -F'|' '
+    printf 'timed out, %s: ' "$(sed -n 's/^watchdog: rank [0-9]*: [^:]*: \([^:]*\): .*$/\1/p' "$log" | head -n 1)"
+    sed -n 's/^watchdog: rank \([0-9]*\): [^:]*: [^:]*: \(.*\)$/\1|\2/p' "$log" | sort -t'|' -k1,1n | awk -F'|' '
       { if (count[$2]++) ranks[$2] = ranks[$2] ", " $1; else { order[n++] = $2; ranks[$2] = $1 } }
       END {
         for (i = 0; i < n; i++) {
