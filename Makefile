@@ -6,6 +6,7 @@
 #   make all        binaries in build/bin/
 #   make sanitize   the test suites built with AddressSanitizer + UBSan
 #   make bench-comm the collectives' bandwidth for every backend (nccl-tests format)
+#   make bench-collectives  lecture 1's figures: the cost model, every algorithm, auto, the slow link
 #   make bench-gpu  the GPU figures: fused Adam against a copy, lc0 and lc5 on a big model
 #   make plan       model state and traffic per stage for any model (the ZeRO paper's figure)
 #   make compare    the table and plots of the last make run (build/plots)
@@ -43,7 +44,8 @@ UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
 
 # common/, floor by floor from the ground (README, "Layout"): a module calls
 # only modules listed before it (tests/test_layers.sh checks the objects).
-COMMON   = base file args theory dtype rng $(CUDA_LOW) mem comm_backend comm_mpi comm_ring $(CUDA_MID) \
+COMMON   = base file args theory dtype rng $(CUDA_LOW) mem comm_backend comm_model comm_p2p comm_mpi comm_ring \
+           comm_tree comm_rd comm_hier comm_auto $(CUDA_MID) \
            data ckpt shards comm kernels_cpu rt trace report checkpoint
 
 # CUDA: built whenever the toolkit and NCCL are found (tools/find_cuda.sh: nvcc
@@ -106,7 +108,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests bench-comm bench-gpu plan compare stages FORCE \
+.PHONY: all build run test sanitize clean deps tests bench-comm bench-collectives bench-gpu plan compare stages FORCE \
         exercise grade solution diff diff-mine mine grade-selftest
 .DEFAULT_GOAL := all
 
@@ -194,6 +196,13 @@ BENCH_ARGS ?= -b 4K -e 16M -f 4 -w 3 -n 10
 bench-comm: deps
 	@$(MAKE) --no-print-directory build
 	@for n in 2 4; do tools/launch $$n $(BUILD)/bin/bench_comm $(BENCH_ARGS) || exit 1; done
+
+# Lecture 1's figures: the cost model fitted here, every algorithm against
+# Open MPI at N = 2, 3, 4, 8 with auto's choices, and the slow link between
+# emulated nodes (tools/bench_collectives.sh; minutes).
+bench-collectives: deps
+	@$(MAKE) --no-print-directory build
+	@tools/bench_collectives.sh $(BUILD)
 
 # The GPU figures of BENCHMARKS.md (needs a GPU): the fused Adam kernel's
 # bandwidth against a device-to-device copy on 64M parameters, then lc0 and lc5

@@ -50,8 +50,12 @@ static const Opt opts[] = {
     { "trace", T_STR, F(trace), NULL, 0, 0, NULL, "write a Chrome trace of the run here (Perfetto, chrome://tracing)" },
     { "loss-log", T_STR, F(loss_log), NULL, 0, 0, NULL, "write every step's loss here (text: step loss)" },
     { "device", T_CHOICE, F(device), "cpu", 0, 0, "cpu cuda", "where to compute" },
-    { "comm", T_CHOICE, F(comm), "mpi", 0, 0, "mpi ring naive nccl",
-      "collectives: the MPI library's, a ring written here, all through rank 0, or NCCL (GPU)" },
+    { "comm", T_CHOICE, F(comm), "mpi", 0, 0, "mpi ring naive tree rd rabenseifner hier auto nccl",
+      "collectives: the MPI library's; written here: ring, through rank 0, binomial tree, recursive doubling, "
+      "Rabenseifner's halving and doubling, hierarchical (nodes), or the one the cost model predicts fastest "
+      "for each call; or NCCL (GPU)" },
+    { "ranks-per-node", T_INT, F(ranks_per_node), "0", 0, 1 << 20, NULL,
+      "emulate nodes of this many consecutive ranks (for --comm hier and ZC_LINK); 0 = one node per host" },
     { "grad-sync", T_CHOICE, F(grad_sync), "reduce_scatter", 0, 0, "reduce_scatter allreduce",
       "how sharded stages sum gradients" },
     { "prefetch", T_INT, F(prefetch), "1", 0, 1, NULL,

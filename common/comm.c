@@ -2,6 +2,7 @@
 // Backends only run one collective at a time.
 #include "comm.h"
 #include "base.h"
+#include "comm_p2p.h"
 #include "mem.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
@@ -54,7 +55,8 @@ static struct {
         .done = PTHREAD_COND_INITIALIZER, .released = -1, .waiting = -1, .needed = -1, .layer = -1 };
 
 static const CommBackend *backends[] = {
-    &comm_backend_mpi, &comm_backend_ring, &comm_backend_naive,
+    &comm_backend_mpi, &comm_backend_ring, &comm_backend_naive, &comm_backend_tree, &comm_backend_rd,
+    &comm_backend_rabenseifner, &comm_backend_hier, &comm_backend_auto,
 #ifdef ZC_CUDA
     &comm_backend_nccl,
 #endif
@@ -64,9 +66,10 @@ static const CommBackend *backends[] = {
 // ----------------------------------------------------------------------------
 // accounting
 
-// Called with the lock held, when the collective is done. sent: the bytes the
-// backend sent, or COMM_SENT_MODEL to count the ring model's.
-static void account(CommCount *c, const CommOp *o, uint64_t sent) {
+// Called with the lock held, when the collective is done. run.sent: the bytes
+// the backend sent, or COMM_SENT_MODEL to count the ring model's.
+static void account(CommCount *c, const CommOp *o, CommRun run) {
+    uint64_t sent = run.sent;
     uint64_t n = (uint64_t)rt.world, payload = comm_payload_bytes(o), model = 0;
     switch (o->kind) {
     case COLL_ALL_REDUCE: model = 2 * (n - 1) * payload; break;
@@ -77,6 +80,7 @@ static void account(CommCount *c, const CommOp *o, uint64_t sent) {
     c->calls++;
     c->payload += payload;
     c->sent_xn += sent == COMM_SENT_MODEL ? model : sent * n;
+    c->inter_xn += sent == COMM_SENT_MODEL ? 0 : run.inter * n;
 }
 
 // ----------------------------------------------------------------------------
@@ -200,7 +204,7 @@ static void check_input(const Slot *s) {
 // ----------------------------------------------------------------------------
 // the comm thread
 
-static uint64_t run_slot(Slot *s) {
+static CommRun run_slot(Slot *s) {
 #ifdef ZC_CUDA
     if (rt.device == DEV_CUDA) return comm_run_staged(q.backend, &s->op, s->ready);
 #endif
@@ -222,12 +226,13 @@ static void *comm_thread(void *arg) {
         pthread_mutex_unlock(&q.lock);
         if (strict) check_input(s);
         s->t_start = now_s();
-        uint64_t sent = run_slot(s);
+        CommRun run = run_slot(s);
         s->t_end = now_s();
         if (strict) poison_leftovers(&s->op);
         if (observer) observer(s->op.kind, s->t_launch, s->t_start, s->t_end, comm_payload_bytes(&s->op));
         pthread_mutex_lock(&q.lock);
-        account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, sent);
+        account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, run);
+        if (!s->metric && (unsigned)run.algo < ALGO_N) q.stats.algo[s->op.kind][run.algo]++;
         q.finished++;
         pthread_cond_broadcast(&q.done);
     }
@@ -253,8 +258,10 @@ void comm_finalize(void) {
     pthread_mutex_unlock(&q.lock);
     if (pthread_join(q.thread, NULL) != 0) fatal("comm_finalize: pthread_join failed");
     q.running = 0;
-    for (size_t i = 0; i < NBACKENDS; i++)
+    for (size_t i = 0; i < NBACKENDS; i++) {
+        if (backends[i]->release) backends[i]->release();
         if (backends[i]->close) backends[i]->close();
+    }
 #ifdef ZC_CUDA
     comm_staging_free();
     for (int i = 0; i < QCAP; i++)
@@ -267,6 +274,8 @@ int comm_use(const char *name) {
         if (strcmp(backends[i]->name, name) == 0) {
             comm_wait(q.head - 1);  // nothing of the old backend stays in flight
             if (backends[i]->gpu_buffers && rt.device != DEV_CUDA) return 0;
+            // What the old one keeps between calls goes, unless the new one keeps the same.
+            if (q.backend->release && q.backend->release != backends[i]->release) q.backend->release();
             if (backends[i]->open) backends[i]->open();
             q.backend = backends[i];
             return 1;
@@ -275,6 +284,9 @@ int comm_use(const char *name) {
 }
 
 const CommBackend *comm_backend(void) { return q.backend; }
+int comm_nodes(void) { return p2p_nodes(); }
+int comm_ranks_per_node(void) { return p2p_per_node(); }
+void comm_link(double *latency, double *per_byte) { p2p_link(latency, per_byte); }
 
 void comm_set_strict(int on) {
     comm_wait(q.head - 1);  // what was launched before runs under the old rule
@@ -320,7 +332,7 @@ void comm_observe(CommObserver fn) {
 }
 
 const char *comm_backends(void) {
-    static char names[64];
+    static char names[128];
     names[0] = '\0';
     for (size_t i = 0; i < NBACKENDS; i++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? " " : "",
@@ -332,6 +344,7 @@ const char *comm_backends(void) {
 // the counters
 
 double comm_sent_bytes(const CommCount *c) { return (double)c->sent_xn / rt.world; }
+double comm_inter_bytes(const CommCount *c) { return (double)c->inter_xn / rt.world; }
 
 double comm_total_sent_bytes(const CommStats *s) {
     uint64_t xn = 0;

@@ -20,12 +20,14 @@ typedef long CommReq;  // a ticket: requests complete in the order they were mad
 // so the theory stays an exact integer. For the mpi backend it is the ring
 // model's: all-reduce 2(N-1)P, reduce-scatter / all-gather (N-1)P; broadcast and
 // reduce (N-1)P and scatter (N-1)P/N, which for these rooted collectives is the
-// total over ranks spread evenly.
-typedef struct { uint64_t calls, payload, sent_xn; } CommCount;
+// total over ranks spread evenly. inter_xn: the part sent to other nodes (a
+// hand-written backend's count; 0 for a library's).
+typedef struct { uint64_t calls, payload, sent_xn, inter_xn; } CommCount;
 
 typedef struct {
     CommCount kind[COLL_NKIND];  // training traffic
     CommCount metrics;           // scalar reductions for logging and reports
+    uint64_t algo[COLL_NKIND][ALGO_N];  // training calls of each kind by the algorithm that ran
     long steps;                  // the training steps counted (progress_end sets it)
 } CommStats;
 
@@ -56,6 +58,12 @@ int comm_use(const char *name);
 const char *comm_backends(void);
 // The backend in use.
 const CommBackend *comm_backend(void);
+// The nodes the ranks are on (by host, or emulated: rt_nodes), and how many
+// ranks each holds (0 if they differ).
+int comm_nodes(void);
+int comm_ranks_per_node(void);
+// The emulated link between nodes (ZC_LINK): extra seconds per message and per byte.
+void comm_link(double *latency, double *per_byte);
 // Registers the one observer of finished collectives (NULL: none).
 void comm_observe(CommObserver fn);
 // Strict (grading) mode, on or off, after what is in flight. In it a request
@@ -120,6 +128,8 @@ CommStats comm_stats(void);
 void comm_reset_stats(void);
 // Bytes sent per rank under the ring model, from a count.
 double comm_sent_bytes(const CommCount *c);
+// The part of them sent to other nodes.
+double comm_inter_bytes(const CommCount *c);
 // Sum over training kinds of the bytes sent per rank.
 double comm_total_sent_bytes(const CommStats *s);
 

@@ -9,6 +9,11 @@ const char *coll_name(CollKind k) {
     return names[k];
 }
 
+const char *algo_name(Algo a) {
+    static const char *names[] = { "mpi", "naive", "ring", "tree", "rd", "rabenseifner", "hier", "nccl" };
+    return (unsigned)a < ALGO_N ? names[a] : "?";
+}
+
 uint64_t comm_payload_bytes(const CommOp *o) {
     uint64_t esz = dtype_size(o->dt), n = (uint64_t)rt.world;
     switch (o->kind) {

@@ -29,18 +29,32 @@ typedef struct {
 // A backend's run returns this when it cannot know what it sent (a library).
 #define COMM_SENT_MODEL UINT64_MAX
 
+// The algorithms a collective can run with: each backend is one, but auto,
+// which takes for each call the one the cost model predicts fastest.
+typedef enum {
+    ALGO_MPI, ALGO_NAIVE, ALGO_RING, ALGO_TREE, ALGO_RD, ALGO_RABENSEIFNER, ALGO_HIER, ALGO_NCCL, ALGO_N
+} Algo;
+
+// What one collective did on this rank.
+typedef struct {
+    uint64_t sent;    // bytes sent, or COMM_SENT_MODEL
+    uint64_t inter;   // of them, to ranks on other nodes (0 where not known)
+    Algo algo;        // the algorithm that ran
+} CommRun;
+
 typedef struct {
     const char *name;
-    // Runs on the comm thread and blocks until done; returns the bytes this rank
-    // sent, or COMM_SENT_MODEL.
-    uint64_t (*run)(const CommOp *op);
+    // Runs on the comm thread and blocks until done.
+    CommRun (*run)(const CommOp *op);
     int counts_sent;          // 1: run returns what it really sent (hand-written)
     int gpu_buffers;          // 1: reads and writes GPU memory (nccl); 0: host memory
     void (*open)(void);       // optional: on selection, on the main thread, nothing in flight
+    void (*release)(void);    // optional: on switching to another, likewise: what it keeps between calls goes
     void (*close)(void);      // optional: at comm_finalize
 } CommBackend;
 
-extern const CommBackend comm_backend_mpi, comm_backend_ring, comm_backend_naive;
+extern const CommBackend comm_backend_mpi, comm_backend_ring, comm_backend_naive, comm_backend_tree, comm_backend_rd,
+    comm_backend_rabenseifner, comm_backend_hier, comm_backend_auto;
 #ifdef ZC_CUDA
 extern const CommBackend comm_backend_nccl;
 
@@ -48,7 +62,7 @@ extern const CommBackend comm_backend_nccl;
 // recorded when the request was made), copies each buffer the backend cannot
 // read (GPU memory for a host backend, host memory for nccl) through a staging
 // buffer, runs the collective, and copies the result back.
-uint64_t comm_run_staged(const CommBackend *b, const CommOp *op, void *ready);
+CommRun comm_run_staged(const CommBackend *b, const CommOp *op, void *ready);
 void comm_staging_free(void);
 // Bytes the staging buffers hold now (part of comm_buffers): page-locked host, GPU.
 void comm_staging_bytes(size_t *host, size_t *gpu);
@@ -56,6 +70,8 @@ void comm_staging_bytes(size_t *host, size_t *gpu);
 
 // "all_reduce", "reduce_scatter", ...
 const char *coll_name(CollKind k);
+// "mpi", "ring", "rabenseifner", ...: an algorithm's name, which is its backend's.
+const char *algo_name(Algo a);
 // The size of the whole buffer a collective is about: the vector of an
 // all-reduce, broadcast or reduce, all N slices of the others (0 for a barrier).
 uint64_t comm_payload_bytes(const CommOp *o);

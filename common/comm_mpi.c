@@ -51,7 +51,7 @@ static const void *inplace_rs(const CommOp *o) {
     return (const char *)o->send + (size_t)rt.rank * o->count * dtype_size(o->dt);
 }
 
-static uint64_t mpi_run(const CommOp *o) {
+static CommRun mpi_run(const CommOp *o) {
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Datatype t = mpi_type(o->dt);
     int n = mpi_count(o->count);
@@ -89,7 +89,7 @@ static uint64_t mpi_run(const CommOp *o) {
     default:
         fatal("comm mpi: unknown collective %d", (int)o->kind);
     }
-    return COMM_SENT_MODEL;  // the library does not say what it sent
+    return (CommRun){ COMM_SENT_MODEL, 0, ALGO_MPI };  // the library does not say what it sent
 }
 
 const CommBackend comm_backend_mpi = { .name = "mpi", .run = mpi_run };

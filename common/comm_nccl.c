@@ -100,7 +100,7 @@ static void nccl_scatter(const CommOp *o, size_t bytes, cudaStream_t s) {
                                    cudaMemcpyDeviceToDevice, s));
 }
 
-static uint64_t nccl_run(const CommOp *o) {
+static CommRun nccl_run(const CommOp *o) {
     cudaStream_t s = gpu_comm_stream();
     ncclDataType_t t = nccl_type(o->dt);
     size_t bytes = o->count * dtype_size(o->dt);
@@ -115,7 +115,7 @@ static uint64_t nccl_run(const CommOp *o) {
     default: fatal("comm nccl: unknown collective %d", (int)o->kind);
     }
     CHECK_CUDA(cudaStreamSynchronize(s));
-    return COMM_SENT_MODEL;
+    return (CommRun){ COMM_SENT_MODEL, 0, ALGO_NCCL };
 }
 
 const CommBackend comm_backend_nccl = { .name = "nccl", .run = nccl_run, .gpu_buffers = 1,

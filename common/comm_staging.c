@@ -53,7 +53,7 @@ static int wrong_side(const void *p, size_t bytes, int want_gpu) {
     return p && bytes && gpu_is_device(p) != want_gpu;
 }
 
-uint64_t comm_run_staged(const CommBackend *b, const CommOp *op, void *ready) {
+CommRun comm_run_staged(const CommBackend *b, const CommOp *op, void *ready) {
     gpu_bind_thread();
     int want_gpu = b->gpu_buffers;
     if (want_gpu) CHECK_CUDA(cudaStreamWaitEvent(gpu_comm_stream(), (cudaEvent_t)ready, 0));
@@ -84,9 +84,9 @@ uint64_t comm_run_staged(const CommBackend *b, const CommOp *op, void *ready) {
         }
         if (r_wrong) o.recv = staged_recv = buf + at;
     }
-    uint64_t sent = b->run(&o);
+    CommRun done = b->run(&o);
     if (staged_recv) copy_on_comm_stream(R, staged_recv, rb);
-    return sent;
+    return done;
 }
 
 void comm_staging_free(void) {

@@ -241,24 +241,45 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     long steps = st->steps;
     CommStats s = *st;
     double per = steps > 0 ? 1.0 / steps : 0.0;
-    print0("\ncommunication per step (rank 0, %s backend, N = %d, %s)\n", comm_backend()->name, rt.world,
-           comm_backend()->counts_sent ? "sent bytes as counted" : "sent bytes by the ring model");
-    print0("  %-15s %10s %16s %18s\n", "collective", "calls", "payload bytes", "sent bytes/rank");
+    const CommBackend *b = comm_backend();
+    int nodes = comm_nodes(), inter = nodes > 1 && b->counts_sent;
+    print0("\ncommunication per step (rank 0, %s backend, N = %d%s%.0d%s, %s)\n", b->name, rt.world,
+           nodes > 1 ? " on " : "", nodes > 1 ? nodes : 0, nodes > 1 ? " nodes" : "",
+           b->counts_sent ? "sent bytes as counted" : "sent bytes by the ring model");
+    print0("  %-15s %10s %16s %18s%s\n", "collective", "calls", "payload bytes", "sent bytes/rank",
+           inter ? "   of them to other nodes" : "");
     int any = 0;
+    double across = 0;
     for (int k = 0; k < COLL_NKIND; k++) {
         const CommCount *c = &s.kind[k];
         if (!c->calls) continue;
         any = 1;
-        print0("  %-15s %10.2f %16.1f %18.1f\n", coll_name(k), c->calls * per,
-               c->payload * per, comm_sent_bytes(c) * per);
+        across += comm_inter_bytes(c) * per;
+        print0("  %-15s %10.2f %16.1f %18.1f", coll_name(k), c->calls * per, c->payload * per,
+               comm_sent_bytes(c) * per);
+        if (inter) print0(" %25.1f", comm_inter_bytes(c) * per);
+        print0("\n");
     }
     if (!any) print0("  (no collectives)\n");
     double sent = comm_total_sent_bytes(&s) * per;
-    print0("  %-15s %10s %16s %18.1f\n", "total", "", "", sent);
+    print0("  %-15s %10s %16s %18.1f", "total", "", "", sent);
+    if (inter) print0(" %25.1f", across);
+    print0("\n");
+    if (strcmp(b->name, "auto") == 0)  // which algorithm the cost model took, how often
+        for (int k = 0; k < COLL_NKIND; k++) {
+            if (!s.kind[k].calls || k == COLL_BARRIER) continue;
+            print0("  auto chose for %s:", coll_name(k));
+            for (int a = 0; a < ALGO_N; a++)
+                if (s.algo[k][a]) print0(" %s %.2f", algo_name(a), s.algo[k][a] * per);
+            print0(" (calls per step)\n");
+        }
     if (s.metrics.calls)
         print0("  not counted above: %.2f scalar all_reduce/step for logging and bookkeeping (%.1f bytes/step)\n",
                s.metrics.calls * per, s.metrics.payload * per);
+    int ring_model = !b->counts_sent || strcmp(b->name, "ring") == 0;  // what the stages' theory is
     print0("  theory: %s = %.1f bytes sent per rank per step%s\n", theory, theory_bytes,
+           !ring_model ? " (the ring model; this backend's algorithms send what their own formulas say: see "
+                         "lc1_distributed_adam/README.md)" :
            fabs(sent - theory_bytes) <= 1e-9 * theory_bytes ? " (equal)" : " (DIFFERENT)");
 }
 

@@ -1,6 +1,7 @@
 // rt: MPI lifetime, the command line, and input every rank must agree on.
 #include "rt.h"
 #include "comm.h"
+#include "comm_p2p.h"
 #include "file.h"
 #include "kernels.h"
 #include "mem.h"
@@ -119,6 +120,10 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     mem_init();
     kernels_init();
     comm_init();
+    const char *err = p2p_set_nodes(0);  // one node per host until --ranks-per-node says otherwise
+    if (err) fatal("%s", err);
+    err = p2p_set_link(getenv("ZC_LINK"));
+    if (err) usage_error("%s", err);
 }
 
 void rt_finalize(void) {
@@ -202,7 +207,21 @@ static const char *check_files(const Args *a) {
     return a->save_dir ? file_check_dir(a->save_dir, "checkpoint folder") : NULL;
 }
 
+// The node layout asked for last (0: by host, as rt_init leaves it).
+static int ranks_per_node;
+
+void rt_nodes(int k) {
+    if (k == ranks_per_node) return;
+    comm_barrier();  // nothing in flight while the layout changes
+    agree_input(p2p_set_nodes(k));
+    ranks_per_node = k;
+}
+
 void rt_setup(const Args *a) {
+    rt_nodes(a->ranks_per_node);
+    if (strcmp(a->comm, "hier") == 0 && !p2p_per_node())
+        usage_error("--comm hier: the %d nodes hold different numbers of ranks; give every node as many, or "
+                    "emulate nodes with --ranks-per-node", p2p_nodes());
     if (!comm_use(a->comm)) usage_error("--comm %s: not in this build (%s)", a->comm, comm_backends());
     agree_input(rt.rank == 0 ? check_files(a) : NULL);
 }

@@ -26,6 +26,10 @@ void rt_use_device(const char *name);
 // written and is neither an input (--data, --init) nor another output; else
 // every rank exits 2 with one line. Leaves nothing on disk.
 void rt_setup(const Args *a);
+// Where the ranks are: nodes of k consecutive ranks (k > 0, emulated; it must
+// divide N, else every rank exits 2), or one node per host (k = 0, the layout
+// rt_init starts with). rt_setup calls it with --ranks-per-node. Collective.
+void rt_nodes(int k);
 
 // After a stage's set-up has allocated and before it writes its buffers (mem
 // leaves large blocks untouched until then): the host memory mem holds on each

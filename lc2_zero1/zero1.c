@@ -42,7 +42,7 @@
 
 #define STAGE "lc2_zero1"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log trace device comm grad-sync " \
+                "weight-decay clip seed log-every sample init save-model loss-log trace device comm ranks-per-node grad-sync " \
                 "save-every save-dir resume"
 #define MAX_LAYERS 65
 

@@ -43,7 +43,7 @@
 
 #define STAGE "lc3_zero2"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log trace device comm bucket-mb " \
+                "weight-decay clip seed log-every sample init save-model loss-log trace device comm ranks-per-node bucket-mb " \
                 "save-every save-dir resume"
 #define MAX_LAYERS 65
 

@@ -7,7 +7,8 @@
 #   3. every known mistake of tests/mistakes/*.sed, applied to a copy of the
 #      reference file, loses each check it names, with the message it names
 #      ("# check:" and "# says:" lines, in pairs; "# time-scale: S" shortens
-#      the checks' budgets for a mistake that hangs).
+#      the checks' budgets for a mistake that hangs; "# ranks: N" grades it
+#      at N ranks instead of the lecture's usual N).
 # usage: tests/grade_selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake)
 set -u
 BUILD=${1:-build}
@@ -51,6 +52,7 @@ for m in tests/mistakes/*.sed; do
   [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$name" ] || continue
   file=$(sed -n 's/^# file: //p' "$m")
   scale=$(sed -n 's/^# time-scale: //p' "$m")
+  ranks=$(sed -n 's/^# ranks: //p' "$m")
   mine=$work/mistake
   rm -rf "$mine"
   mkdir -p "$mine/$(dirname "$file")"
@@ -62,7 +64,8 @@ for m in tests/mistakes/*.sed; do
     i=$((i + 1))
     k=$(echo "$check" | sed 's/^lc\([0-9]*\)\..*/\1/')
     out=$work/mistake-$name-$check.out
-    ZC_TIME_SCALE=${scale:-1} MINE=$mine LC=$k CHECK=$check N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade \
+    ZC_TIME_SCALE=${scale:-1} MINE=$mine LC=$k CHECK=$check N="${ranks:-$(n_of "$k")}" BUILD=$BUILD \
+      GRADE_DIR=$work/grade \
       tools/grade.sh >"$out" 2>&1
     if grep -q "^$check .* FAIL" "$out" && grep -qF -- "$says" "$out"; then
       echo "mistake $name: $check fails and says '$says'"

@@ -57,6 +57,22 @@ expect 3 2 "different options (rank 2's" env ZC_RANK2_ARGS="--dtype fp16" tests/
 expect 2 2 "--loss-scale: empty value" "$BUILD/bin/lc5_mixed_precision" $small --loss-scale ''
 expect 2 2 "--comm mpi ring: expected one of" "$BUILD/bin/lc2_zero1" $small --comm "mpi ring"
 
+# Nodes and the link between them (lecture 1): a layout that does not divide N,
+# and a link that does not parse, stop every rank with one line.
+expect 3 2 "nodes of 2 ranks: 2 does not divide the 3 ranks" "$BUILD/bin/lc1_distributed_adam" $small \
+  --ranks-per-node 2
+expect 2 2 "--ranks-per-node -1: expected an integer" "$BUILD/bin/lc4_zero3" $small --ranks-per-node -1
+expect 2 2 "ZC_LINK=fast: expected inter:LATENCY,BANDWIDTH" env ZC_LINK=fast "$BUILD/bin/lc2_zero1" $small
+expect 2 2 "ZC_LINK=inter:20us,0GB/s: expected" env ZC_LINK=inter:20us,0GB/s "$BUILD/bin/lc2_zero1" $small
+expect 2 2 "ZC_COMM_FIT" env ZC_COMM_FIT=/nonexistent/fit "$BUILD/bin/lc2_zero1" $small --comm auto
+# The hierarchical backend on emulated nodes, with the slow link: the traffic
+# report gives the bytes to other nodes, and auto says what it chose.
+ZC_LINK=inter:20us,1GB/s timeout 60 tools/launch 4 "$BUILD/bin/lc1_distributed_adam" $small --comm auto \
+  --ranks-per-node 2 >"$tmp/auto" 2>&1
+check "auto on 2 emulated nodes: the report gives the nodes, the bytes across them and auto's choices" \
+  sh -c "grep -q 'N = 4 on 2 nodes' '$tmp/auto' && grep -q 'of them to other nodes' '$tmp/auto' &&
+         grep -q 'auto chose for all_reduce:' '$tmp/auto'"
+
 # A runtime failure on one rank: all ranks end (no hang), non-zero, with the reason.
 timeout 60 tools/launch 3 "$BUILD/test/abort_one_rank" >"$tmp/out" 2>"$tmp/err"
 rc=$?

@@ -11,6 +11,7 @@
 
 #include "../common/kernels.h"
 #include "../common/mem.h"
+#include "comm_bytes.h"
 
 // Rank r's input element i: small integers and halves, so float sums are exact
 // and results can be compared bit for bit with the reference.
@@ -32,23 +33,25 @@ static const size_t counts[] = { 1, 2, 7, 1000, 1001, 65537 };
 #define NCOUNTS (sizeof counts / sizeof counts[0])
 
 static const char *backend = "mpi";  // the one in use
+static const char *algo_ran = "mpi";  // the algorithm that ran the last collective (auto's choice)
+
+// Notes which algorithm ran the collective of kind k between two snapshots.
+static void note_algo(const CommStats *before, const CommStats *after, CollKind k) {
+    algo_ran = backend;
+    for (int a = 0; a < ALGO_N; a++)
+        if (after->algo[k][a] > before->algo[k][a]) algo_ran = algo_name(a);
+}
 
 // What this rank sends, times N, for one collective about n elements of esz
-// bytes (an all-reduce's vector; all N slices of a reduce-scatter or all-gather).
+// bytes (an all-reduce's vector; all N slices of a reduce-scatter or all-gather):
+// the ring model for the library, each hand-written algorithm's own bytes
+// (tests/comm_bytes.h) for the others, on one node.
 static uint64_t expected_sent_xn(CollKind k, size_t n, size_t esz) {
-    uint64_t N = (uint64_t)rt.world, P = n * esz, r = (uint64_t)rt.rank;
-    if (strcmp(backend, "naive") == 0) {  // rank 0 sends to everyone
-        if (k == COLL_ALL_REDUCE) return N * (r == 0 ? (N - 1) * P : P);
-        if (k == COLL_REDUCE_SCATTER) return N * (r == 0 ? (N - 1) * P / N : P);
-        return N * (r == 0 ? (N - 1) * P : P / N);
-    }
-    if (strcmp(backend, "ring") == 0 && k == COLL_ALL_REDUCE) {
-        // Each phase sends every chunk but one; chunks differ by one element
-        // when N does not divide n, so the ring model holds summed over ranks.
-        uint64_t own = n * (r + 1) / N - n * r / N, next = n * ((r + 1) % N + 1) / N - n * ((r + 1) % N) / N;
-        return N * (2 * P - esz * (own + next));
-    }
-    return k == COLL_ALL_REDUCE ? 2 * (N - 1) * P : (N - 1) * P;
+    uint64_t N = (uint64_t)rt.world, P = n * esz;
+    if (strcmp(algo_ran, "mpi") == 0) return k == COLL_ALL_REDUCE ? 2 * (N - 1) * P : (N - 1) * P;
+    int kind = k == COLL_ALL_REDUCE ? 0 : k == COLL_REDUCE_SCATTER ? 1 : 2;
+    uint64_t elems = kind ? n / N : n;
+    return N * esz * cb_sent(algo_ran, kind, elems, rt.world, rt.rank, rt.world);
 }
 
 // ----------------------------------------------------------------------------
@@ -61,6 +64,7 @@ static void check_all_reduce(void) {
         CommStats before = comm_stats();
         comm_all_reduce(x, n, DT_F32, OP_SUM);
         CommStats after = comm_stats();
+        note_algo(&before, &after, COLL_ALL_REDUCE);
         int ok = 1;
         for (size_t i = 0; i < n; i++) ok &= x[i] == (float)sum_over_ranks(i);
         CK_ALL(ok, "%s: all_reduce of %zu floats wrong", backend, n);
@@ -88,6 +92,7 @@ static void check_reduce_scatter(void) {
         CommStats before = comm_stats();
         comm_reduce_scatter(x, y, per, DT_F32);
         CommStats after = comm_stats();
+        note_algo(&before, &after, COLL_REDUCE_SCATTER);
         int ok = 1;
         for (size_t i = 0; i < per; i++) ok &= y[i] == (float)sum_over_ranks(rt.rank * per + i);
         // In place: the reduced slice lands in this rank's own slot of the input.
@@ -120,6 +125,7 @@ static void check_all_gather(void) {
         CommStats before = comm_stats();
         comm_all_gather(all + rt.rank * per, all, per, DT_F32);
         CommStats after = comm_stats();
+        note_algo(&before, &after, COLL_ALL_GATHER);
         for (int r = 0; r < rt.world; r++)
             for (size_t i = 0; i < per; i++) ok &= all[r * per + i] == input(r, i);
         CK_ALL(ok, "%s: all_gather of %zu per rank wrong", backend, per);
@@ -185,6 +191,7 @@ static void check_16bit(void) {
         CommStats before = comm_stats();
         comm_reduce_scatter(x, y, per, dt);
         CommStats after = comm_stats();
+        note_algo(&before, &after, COLL_REDUCE_SCATTER);
         cast_to_f32(f, y, dt, per);
         int ok = 1;
         for (size_t i = 0; i < per; i++) ok &= f[i] == (float)sum_over_ranks(rt.rank * per + i);
@@ -319,14 +326,15 @@ static void check_poison(void) {
 // Each check, once per backend; every backend must give the same answers.
 #define FOR_EACH_BACKEND(check)                                          \
     START_TEST(test_##check) {                                          \
-        const char *names[] = { "mpi", "ring", "naive" };               \
-        for (int b = 0; b < 3; b++) {                                   \
+        const char *names[] = { "mpi", "ring", "naive", "tree", "rd",   \
+                                "rabenseifner", "hier", "auto" };       \
+        for (int b = 0; b < 8; b++) {                                   \
             CK_ALL(comm_use(names[b]), "no backend %s", names[b]);      \
-            backend = names[b];                                         \
+            backend = algo_ran = names[b];                              \
             check_##check();                                            \
         }                                                               \
         comm_use("mpi");                                                \
-        backend = "mpi";                                                \
+        backend = algo_ran = "mpi";                                     \
     }                                                                   \
     END_TEST
 FOR_EACH_BACKEND(all_reduce)
@@ -371,29 +379,87 @@ START_TEST(test_async_overlaps_compute) {
 END_TEST
 
 // ----------------------------------------------------------------------------
+// nodes: every layout of N ranks into nodes of K, every hand-written backend
+// right, and the bytes to other nodes counted apart: exactly as the algorithm
+// says for the ring and hier, all of them with one rank per node, none with
+// one node.
+
+START_TEST(test_nodes) {
+    const char *algos[] = { "ring", "naive", "tree", "rd", "rabenseifner", "hier", "auto" };
+    const size_t sizes[] = { 1, 7, 1001 };
+    for (int K = 1; K <= rt.world; K++) {
+        if (rt.world % K) continue;
+        rt_nodes(K);
+        CK_ALL(comm_nodes() == rt.world / K, "nodes of %d: %d nodes, want %d", K, comm_nodes(), rt.world / K);
+        for (int a = 0; a < 7; a++)
+            for (size_t s = 0; s < 3; s++)
+                for (int kind = 0; kind < 3; kind++) {
+                    size_t per = sizes[s], n = kind ? per * (size_t)rt.world : per;
+                    float *x = inputs(n), *y = mem_alloc(MEM_COMM_BUFFERS, n * sizeof(float));
+                    CK_ALL(comm_use(algos[a]), "no backend %s", algos[a]);
+                    CommStats b = comm_stats();
+                    if (kind == 0) comm_all_reduce(x, n, DT_F32, OP_SUM);
+                    else if (kind == 1) comm_reduce_scatter(x, y, per, DT_F32);
+                    else comm_all_gather(x, y, per, DT_F32);
+                    CommStats e = comm_stats();
+                    comm_use("mpi");
+                    CollKind k = kind == 0 ? COLL_ALL_REDUCE : kind == 1 ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
+                    int ok = 1;
+                    for (size_t i = 0; i < (kind == 1 ? per : n); i++)
+                        ok &= kind == 0 ? x[i] == (float)sum_over_ranks(i) :
+                              kind == 1 ? y[i] == (float)sum_over_ranks((size_t)rt.rank * per + i) :
+                                          y[i] == input((int)(i / per), i % per);
+                    const char *ran = algos[a];
+                    for (int q = 0; q < ALGO_N; q++)
+                        if (e.algo[k][q] > b.algo[k][q]) ran = algo_name(q);
+                    uint64_t sent = (e.kind[k].sent_xn - b.kind[k].sent_xn) / (uint64_t)rt.world;
+                    uint64_t inter = (e.kind[k].inter_xn - b.kind[k].inter_xn) / (uint64_t)rt.world;
+                    uint64_t want = 4 * cb_sent(ran, kind, per, rt.world, rt.rank, K);
+                    int exact = strcmp(ran, "ring") == 0 || strcmp(ran, "hier") == 0;
+                    uint64_t want_inter = K == rt.world ? 0 : K == 1 ? want : 4 * cb_inter(ran, kind, per, rt.world,
+                                                                                            rt.rank, K);
+                    ck_all_msg(ok, "%s (ran %s) kind %d of %zu at N=%d in nodes of %d: wrong result on rank %d",
+                               algos[a], ran, kind, per, rt.world, K, rt.rank);
+                    ck_all_msg(sent == want, "%s (ran %s) kind %d of %zu at N=%d in nodes of %d: rank %d sent %llu "
+                               "bytes, want %llu", algos[a], ran, kind, per, rt.world, K, rt.rank,
+                               (unsigned long long)sent, (unsigned long long)want);
+                    ck_all_msg(!(exact || K == 1 || K == rt.world) || inter == want_inter, "%s (ran %s) kind %d of "
+                               "%zu at N=%d in nodes of %d: rank %d sent %llu bytes to other nodes, want %llu",
+                               algos[a], ran, kind, per, rt.world, K, rt.rank, (unsigned long long)inter,
+                               (unsigned long long)want_inter);
+                    mem_free(x);
+                    mem_free(y);
+                }
+    }
+    rt_nodes(0);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
 // the ring written by hand (lecture 1's exercises lc1.2 to lc1.4): each result
 // and each rank's bytes, judged with the library's collectives, since the ring
 // under test may be broken
 
-// Runs one collective on the ring; what it sent is *sent (bytes, this rank).
-#define ON_RING(call, sent) do {                                                 \
-        comm_use("ring");                                                        \
+// Runs one collective on a backend; what it sent is *sent, *inter of it to
+// other nodes (bytes, this rank).
+#define ON_BACKEND(name, call, sent, inter) do {                                 \
+        comm_use(name);                                                          \
         CommStats b_ = comm_stats();                                             \
         call;                                                                    \
         CommStats a_ = comm_stats();                                             \
         comm_use("mpi");                                                         \
-        *(sent) = 0;                                                             \
-        for (int k_ = 0; k_ < COLL_NKIND; k_++) *(sent) += a_.kind[k_].sent_xn - b_.kind[k_].sent_xn; \
-        *(sent) /= (uint64_t)rt.world;                                           \
+        *(sent) = *(inter) = 0;                                                  \
+        for (int k_ = 0; k_ < COLL_NKIND; k_++) {                                \
+            *(sent) += (a_.kind[k_].sent_xn - b_.kind[k_].sent_xn) / (uint64_t)rt.world;   \
+            *(inter) += (a_.kind[k_].inter_xn - b_.kind[k_].inter_xn) / (uint64_t)rt.world; \
+        }                                                                        \
     } while (0)
+#define ON_RING(call, sent) do { uint64_t i_; ON_BACKEND("ring", call, sent, &i_); } while (0)
 
 // The bytes the ring sends for a collective of n elements of esz bytes.
 static uint64_t ring_bytes(CollKind k, size_t n, size_t esz) {
-    const char *keep = backend;
-    backend = "ring";
-    uint64_t x = expected_sent_xn(k, n, esz) / (uint64_t)rt.world;
-    backend = keep;
-    return x;
+    int kind = k == COLL_ALL_REDUCE ? 0 : k == COLL_REDUCE_SCATTER ? 1 : 2;
+    return esz * cb_sent("ring", kind, kind ? n / (size_t)rt.world : n, rt.world, rt.rank, rt.world);
 }
 
 static void check_ring_bytes(const char *what, size_t n, uint64_t sent, uint64_t want, const char *how) {
@@ -477,6 +543,80 @@ START_TEST(test_ring_reduce_scatter) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------
+// lecture 1's other all-reduces (lc1.6, lc1.7): exact sums of small integers
+// and each rank's bytes against the algorithm's, at every N from 2 to 8
+
+// The first element of x (n floats) that is not the sum over ranks, or n.
+static size_t first_wrong_sum(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != (float)sum_over_ranks(i)) return i;
+    return n;
+}
+
+START_TEST(test_rd_all_reduce) {
+    CbFold f = cb_fold(rt.world);
+    for (size_t c = 0; c < NCOUNTS; c++) {
+        size_t n = counts[c];
+        float *x = inputs(n);
+        uint64_t sent, inter;
+        ON_BACKEND("rd", comm_all_reduce(x, n, DT_F32, OP_SUM), &sent, &inter);
+        size_t bad = first_wrong_sum(x, n);
+        int own = bad < n && x[bad] == input(rt.rank, bad);
+        // Which ranks kept their own values, seen from every rank: the past-the-pairs ones, the even ones.
+        double kept[2] = { own && f.rem && rt.rank >= 2 * f.rem, own && rt.rank < 2 * f.rem && rt.rank % 2 == 0 };
+        comm_metric_max(kept, 2);
+        ck_all_msg(bad == n, "recursive-doubling all_reduce of %zu floats at N=%d (the largest power of two below "
+                   "it %d, so %d pair%s fold): rank %d holds %g at element %zu, the sum over ranks is %g%s", n,
+                   rt.world, f.p, f.rem, f.rem == 1 ? "" : "s", rt.rank, bad < n ? x[bad] : 0.0f, bad,
+                   bad < n ? sum_over_ranks(bad) : 0,
+                   kept[0] ? "; ranks from 2 rem on kept their own values: a rank past the pairs that fold must "
+                             "still take part, as virtual rank r - rem, and the even rank of each pair must fold in" :
+                   kept[1] ? "; the even rank of a pair kept its own value: it must get the result back from the odd "
+                             "one" :
+                   own ? ": its own value, nothing was added there" : "");
+        uint64_t want = 4 * cb_sent("rd", 0, n, rt.world, rt.rank, rt.world);
+        ck_all_msg(sent == want, "recursive-doubling all_reduce of %zu floats at N=%d: rank %d sent %llu bytes; it "
+                   "sends %llu (%s)", n, rt.world, rt.rank, (unsigned long long)sent, (unsigned long long)want,
+                   rt.rank < 2 * f.rem ? (rt.rank % 2 ? "lg p swaps of the whole buffer, then the result to its "
+                                                        "pair" : "the whole buffer once, to its pair") :
+                                         "lg p swaps of the whole buffer, p the largest power of two <= N");
+        mem_free(x);
+    }
+}
+END_TEST
+
+START_TEST(test_hier_all_reduce) {
+    for (int K = 1; K <= rt.world; K++) {
+        if (rt.world % K) continue;
+        rt_nodes(K);
+        int M = rt.world / K;
+        for (size_t c = 0; c < NCOUNTS; c++) {
+            size_t n = counts[c];
+            float *x = inputs(n);
+            uint64_t sent, inter;
+            ON_BACKEND("hier", comm_all_reduce(x, n, DT_F32, OP_SUM), &sent, &inter);
+            size_t bad = first_wrong_sum(x, n);
+            ck_all_msg(bad == n, "hierarchical all_reduce of %zu floats at N=%d as %d node%s of %d: rank %d holds %g "
+                       "at element %zu, the sum over ranks is %g", n, rt.world, M, M > 1 ? "s" : "", K, rt.rank,
+                       bad < n ? x[bad] : 0.0f, bad, bad < n ? sum_over_ranks(bad) : 0);
+            uint64_t want = 4 * cb_sent("hier", 0, n, rt.world, rt.rank, K);
+            uint64_t want_inter = 4 * cb_inter("hier", 0, n, rt.world, rt.rank, K);
+            ck_all_msg(inter == want_inter, "hierarchical all_reduce of %zu floats at N=%d as %d nodes of %d: rank %d "
+                       "sent %llu bytes to other nodes; it sends %llu: across nodes each rank all-reduces only its "
+                       "own chunk (1/%d of the buffer), with the ranks of its local index", n, rt.world, M, K,
+                       rt.rank, (unsigned long long)inter, (unsigned long long)want_inter, K);
+            ck_all_msg(sent == want, "hierarchical all_reduce of %zu floats at N=%d as %d nodes of %d: rank %d sent "
+                       "%llu bytes in all; it sends %llu: a ring reduce-scatter and all-gather inside the node, and "
+                       "its chunk's ring all-reduce across nodes", n, rt.world, M, K, rt.rank,
+                       (unsigned long long)sent, (unsigned long long)want);
+            mem_free(x);
+        }
+    }
+    rt_nodes(0);
+}
+END_TEST
+
 START_TEST(test_no_leaks) {
     CK_ALL(mem_live_count() == 0, "%zu allocations still live", mem_live_count());
 }
@@ -487,9 +627,11 @@ END_TEST
 
 static int checks(Graded *g) {
     int n = 0;
-    g[n++] = (Graded){ "lc1.2a", 10, "2 3 4 5", "ring all_reduce: sums of uneven chunks, the bytes exact", test_ring_all_reduce };
-    g[n++] = (Graded){ "lc1.3a", 10, "2 3 4 5", "ring all_gather: every slice everywhere, the bytes exact", test_ring_all_gather };
-    g[n++] = (Graded){ "lc1.4a", 10, "2 3 4 5", "ring reduce_scatter: each rank its slice's sum, fp32 and bf16", test_ring_reduce_scatter };
+    g[n++] = (Graded){ "lc1.2a", 10, "2 3 4 5 6 7 8", "ring all_reduce: sums of uneven chunks, the bytes exact", test_ring_all_reduce };
+    g[n++] = (Graded){ "lc1.3a", 10, "2 3 4 5 6 7 8", "ring all_gather: every slice everywhere, the bytes exact", test_ring_all_gather };
+    g[n++] = (Graded){ "lc1.4a", 10, "2 3 4 5 6 7 8", "ring reduce_scatter: each rank its slice's sum, fp32 and bf16", test_ring_reduce_scatter };
+    g[n++] = (Graded){ "lc1.6a", 10, "2 3 4 5 6 7 8", "recursive doubling all_reduce: any N, the bytes exact", test_rd_all_reduce };
+    g[n++] = (Graded){ "lc1.7a", 10, "2 3 4 5 6 7 8", "hierarchical all_reduce: every node layout, bytes across nodes exact", test_hier_all_reduce };
     g[n++] = (Graded){ "all-reduce", 0, "", "all-reduce", test_all_reduce };
     g[n++] = (Graded){ "reduce-scatter", 0, "", "reduce-scatter", test_reduce_scatter };
     g[n++] = (Graded){ "all-gather", 0, "", "all-gather", test_all_gather };
@@ -498,6 +640,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "16bit", 0, "", "16bit", test_16bit };
     g[n++] = (Graded){ "async-in-order", 0, "", "async-in-order", test_async_in_order };
     g[n++] = (Graded){ "poison", 0, "", "poison", test_poison };
+    g[n++] = (Graded){ "nodes", 0, "", "nodes", test_nodes };
     g[n++] = (Graded){ "async-overlaps-compute", 0, "", "async-overlaps-compute", test_async_overlaps_compute };
     g[n++] = (Graded){ "no-leaks", 0, "", "no-leaks", test_no_leaks };
     return n;

@@ -2,4 +2,4 @@
 # file: common/comm_ring.c
 # check: lc1.4a
 # says: nothing was added
-/^static void ring_reduce_scatter(const char/,/^}/ s/^    for (int s = 0; s < N - 1; s++) {/    for (int s = 0; s < 0; s++) {/
+/^void ring_reduce_scatter(const Group/,/^}/ s/^    for (int s = 0; s < N - 1; s++) {/    for (int s = 0; s < 0; s++) {/

@@ -6,7 +6,7 @@
 # check: lc1.2a
 # says: wait in all_reduce
 # time-scale: 0.2
-/^static void ring_reduce_scatter_inplace/,/^}/{
-s/^        send_recv(buf + chunk_first(n, out) \* esz, chunk_len(n, out) \* esz, mod(r + 1), tmp,$/        send_to(buf + chunk_first(n, out) * esz, chunk_len(n, out) * esz, mod(r + 1));\n        recv_from(tmp, chunk_len(n, in) * esz, mod(r - 1));/
-/^                  chunk_len(n, in) \* esz, mod(r - 1));$/d
+/^void ring_reduce_scatter_inplace/,/^}/{
+s/^        send_recv(g, buf + chunk_first(g, n, out) \* esz, chunk_len(g, n, out) \* esz, p2p_mod(g, r + 1), tmp,$/        send_to(g, buf + chunk_first(g, n, out) * esz, chunk_len(g, n, out) * esz, p2p_mod(g, r + 1));\n        recv_from(g, tmp, chunk_len(g, n, in) * esz, p2p_mod(g, r - 1));/
+/^                  chunk_len(g, n, in) \* esz, p2p_mod(g, r - 1));$/d
 }

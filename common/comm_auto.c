@@ -1,0 +1,70 @@
+// comm_auto: the backend that chooses. For each call it asks the cost model
+// (comm_model) what every hand-written algorithm would take for this kind,
+// size, N and node layout, and runs the fastest: the way Open MPI's tuned
+// decision rules and NCCL's tuner pick an algorithm per call. The fit is the
+// built-in one, or the file ZC_COMM_FIT names (bench_comm --fit writes it);
+// rank 0 reads it and every rank takes rank 0's, so every rank makes the same
+// choice, as it must: they all have to run the same algorithm.
+#include "comm_model.h"
+#include "comm_p2p.h"
+#include "base.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static CommFit fit;
+static int cores;  // of this node: with more ranks than cores, every step is slower (comm_model)
+
+static void auto_open(void) {
+    static int opened;  // the fit is the run's: read and sent once
+    if (opened) return;
+    opened = 1;
+    cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    double v[5];
+    if (rt.rank == 0) {
+        CommFit f = comm_fit_default();
+        const char *path = getenv("ZC_COMM_FIT");
+        const char *err = path && *path ? comm_fit_read(path, &f) : NULL;
+        if (err) fatal_input("--comm auto: ZC_COMM_FIT: %s", err);  // ends every rank: they wait in the broadcast
+        v[0] = f.call, v[1] = f.alpha, v[2] = f.beta, v[3] = f.gamma, v[4] = f.delta;
+    }
+    CHECK_MPI(MPI_Bcast(v, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    fit = (CommFit){ v[0], v[1], v[2], v[3], v[4] };
+}
+
+// The algorithm the model predicts fastest for o here.
+static Algo choose(const CommOp *o) {
+    static const Algo candidates[] = { ALGO_RING, ALGO_TREE, ALGO_RD, ALGO_RABENSEIFNER, ALGO_HIER, ALGO_NAIVE };
+    int N = rt.world, K = p2p_per_node() ? p2p_per_node() : N;
+    double la, lb, best = 0, n = (double)comm_payload_bytes(o);
+    p2p_link(&la, &lb);
+    Algo pick = ALGO_RING;
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        Algo a = candidates[i];
+        if (a == ALGO_HIER && (!p2p_per_node() || p2p_nodes() < 2)) continue;  // one node: it is the ring
+        CommCost c = comm_cost(a, o->kind, n, N, K, cores);
+        double t = comm_time(&c, &fit, la, lb);
+        if (i == 0 || t < best) best = t, pick = a;
+    }
+    return pick;
+}
+
+static const CommBackend *backend_of(Algo a) {
+    switch (a) {
+    case ALGO_TREE: return &comm_backend_tree;
+    case ALGO_RD: return &comm_backend_rd;
+    case ALGO_RABENSEIFNER: return &comm_backend_rabenseifner;
+    case ALGO_HIER: return &comm_backend_hier;
+    case ALGO_NAIVE: return &comm_backend_naive;
+    default: return &comm_backend_ring;
+    }
+}
+
+static CommRun auto_run(const CommOp *o) {
+    int chosen = o->kind == COLL_ALL_REDUCE || o->kind == COLL_REDUCE_SCATTER || o->kind == COLL_ALL_GATHER;
+    return backend_of(chosen ? choose(o) : ALGO_RING)->run(o);
+}
+
+const CommBackend comm_backend_auto = { .name = "auto", .run = auto_run, .counts_sent = 1, .open = auto_open,
+                                        .release = p2p_release };

@@ -1,0 +1,219 @@
+// comm_p2p: counted point-to-point, groups, nodes and the emulated link. The
+// tables of where ranks are hold a few ints per rank: bookkeeping, like mem's
+// own table, so they live outside mem (and outside the memory report).
+#include "comm_p2p.h"
+#include "base.h"
+#include "mem.h"
+
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <time.h>
+
+#define TAG 7001
+
+static struct {
+    int *node_of, *local_of;      // [world] each
+    int *node_ranks, *cross_ranks; // this rank's node; the ranks of its local index
+    int nodes, per_node, node_size;
+    double latency, per_byte;     // the emulated link (0: none)
+    P2PCount count;
+    char *scratch[P2P_SCRATCH];
+    size_t scratch_bytes[P2P_SCRATCH];
+} p;
+
+// ----------------------------------------------------------------------------
+// where the ranks are
+
+static int *table(int n) {
+    int *t = realloc(NULL, (size_t)(n > 0 ? n : 1) * sizeof(int));
+    if (!t) fatal("comm p2p: out of memory for a table of %d ranks", n);
+    return t;
+}
+
+// Node of every rank by host: the world rank of each node's first rank, ranked.
+static void nodes_by_host(void) {
+    MPI_Comm node;
+    int local = 0, lead = rt.rank;
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    CHECK_MPI(MPI_Comm_rank(node, &local));
+    CHECK_MPI(MPI_Bcast(&lead, 1, MPI_INT, 0, node));
+    CHECK_MPI(MPI_Comm_free(&node));
+    int *leads = table(rt.world);
+    CHECK_MPI(MPI_Allgather(&lead, 1, MPI_INT, leads, 1, MPI_INT, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Allgather(&local, 1, MPI_INT, p.local_of, 1, MPI_INT, MPI_COMM_WORLD));
+    for (int r = 0; r < rt.world; r++) {  // a node's index: how many leaders come before its own
+        int before = 0;
+        for (int q = 0; q < rt.world; q++) before += leads[q] == q && q < leads[r];
+        p.node_of[r] = before;
+    }
+    free(leads);
+}
+
+const char *p2p_set_nodes(int ranks_per_node) {
+    static char why[160];
+    int N = rt.world;
+    if (ranks_per_node > 0 && N % ranks_per_node) {
+        snprintf(why, sizeof why, "nodes of %d ranks: %d does not divide the %d ranks", ranks_per_node, ranks_per_node,
+                 N);
+        return why;
+    }
+    free(p.node_of);
+    free(p.local_of);
+    free(p.node_ranks);
+    free(p.cross_ranks);
+    p.node_of = table(N);
+    p.local_of = table(N);
+    if (ranks_per_node > 0)
+        for (int r = 0; r < N; r++) p.node_of[r] = r / ranks_per_node, p.local_of[r] = r % ranks_per_node;
+    else
+        nodes_by_host();
+    p.nodes = 0;
+    for (int r = 0; r < N; r++)
+        if (p.node_of[r] + 1 > p.nodes) p.nodes = p.node_of[r] + 1;
+    int mine = p.node_of[rt.rank], me = p.local_of[rt.rank];
+    p.node_ranks = table(N);
+    p.cross_ranks = table(p.nodes);
+    p.node_size = 0;
+    for (int r = 0; r < N; r++)
+        if (p.node_of[r] == mine) p.node_ranks[p.node_size++] = r;
+    p.per_node = N % p.nodes == 0 ? N / p.nodes : 0;
+    for (int j = 0; j < p.nodes; j++) p.cross_ranks[j] = -1;
+    for (int r = 0; r < N; r++) {
+        if (p.local_of[r] == me) p.cross_ranks[p.node_of[r]] = r;
+        int size = 0;  // every node as large as the first
+        for (int q = 0; q < N; q++) size += p.node_of[q] == p.node_of[r];
+        if (size != p.per_node) p.per_node = 0;
+    }
+    return NULL;
+}
+
+int p2p_nodes(void) { return p.nodes; }
+int p2p_per_node(void) { return p.per_node; }
+int p2p_node_of(int rank) { return p.node_of ? p.node_of[rank] : 0; }
+int p2p_local_of(int rank) { return p.local_of ? p.local_of[rank] : rank; }
+
+Group p2p_world(void) { return (Group){ rt.world, rt.rank, NULL }; }
+
+Group p2p_node(void) { return (Group){ p.node_size, p.local_of[rt.rank], p.node_ranks }; }
+
+Group p2p_cross(void) { return (Group){ p.nodes, p.node_of[rt.rank], p.cross_ranks }; }
+
+int p2p_mod(const Group *g, int k) { return ((k % g->size) + g->size) % g->size; }
+
+// ----------------------------------------------------------------------------
+// the emulated link
+
+// A number with a unit from units (name, factor), e.g. "20us"; -1 if none fits.
+static double with_unit(const char *s, const char *const *units, const double *factor) {
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || !(x >= 0) || !isfinite(x)) return -1;
+    for (int i = 0; units[i]; i++)
+        if (strcmp(end, units[i]) == 0) return x * factor[i];
+    return -1;
+}
+
+const char *p2p_set_link(const char *spec) {
+    static char why[200];
+    p.latency = p.per_byte = 0;
+    if (!spec || !*spec) return NULL;
+    static const char *const times[] = { "s", "ms", "us", "ns", NULL }, *const rates[] = { "B/s", "KB/s", "MB/s",
+                                                                                         "GB/s", NULL };
+    static const double tf[] = { 1, 1e-3, 1e-6, 1e-9 }, rf[] = { 1, 1e3, 1e6, 1e9 };
+    char copy[128], *comma;
+    snprintf(copy, sizeof copy, "%s", spec);
+    double lat = -1, bw = -1;
+    if (strncmp(copy, "inter:", 6) == 0 && (comma = strchr(copy + 6, ','))) {
+        *comma = '\0';
+        lat = with_unit(copy + 6, times, tf);
+        bw = with_unit(comma + 1, rates, rf);
+    }
+    if (lat < 0 || lat > 1 || !(bw > 0)) {
+        snprintf(why, sizeof why, "ZC_LINK=%.60s: expected inter:LATENCY,BANDWIDTH, e.g. inter:20us,1GB/s "
+                 "(latency 0 to 1 s, bandwidth above 0 B/s)", spec);
+        return why;
+    }
+    p.latency = lat;
+    p.per_byte = 1.0 / bw;
+    return NULL;
+}
+
+void p2p_link(double *latency, double *per_byte) {
+    *latency = p.latency;
+    *per_byte = p.per_byte;
+}
+
+// A message of bytes to world rank `to` on another node leaves only after the
+// link's latency and its bytes at the link's bandwidth. A sleep wakes up tens
+// of microseconds late, so it covers all but the last 200 us, and the rest is
+// waited out yielding the core to whoever needs it: to within microseconds.
+static void cross_link(int to, size_t bytes) {
+    if (p.latency == 0 && p.per_byte == 0) return;
+    if (p2p_node_of(to) == p2p_node_of(rt.rank)) return;
+    double until = now_s() + p.latency + (double)bytes * p.per_byte, sleep_to = until - 200e-6;
+    if (sleep_to > now_s()) {
+        struct timespec ts = { (time_t)sleep_to, (long)((sleep_to - (double)(time_t)sleep_to) * 1e9) };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
+    }
+    while (now_s() < until) sched_yield();
+}
+
+// ----------------------------------------------------------------------------
+// counted messages
+
+void p2p_reset(void) { p.count = (P2PCount){ 0, 0 }; }
+
+void *p2p_scratch(int slot, size_t bytes) {
+    if (bytes > p.scratch_bytes[slot]) {
+        mem_free(p.scratch[slot]);
+        p.scratch[slot] = mem_alloc_host(MEM_COMM_BUFFERS, bytes);
+        p.scratch_bytes[slot] = bytes;
+    }
+    return p.scratch[slot];
+}
+
+void p2p_release(void) {
+    for (int s = 0; s < P2P_SCRATCH; s++) {
+        mem_free(p.scratch[s]);
+        p.scratch[s] = NULL;
+        p.scratch_bytes[s] = 0;
+    }
+}
+P2PCount p2p_count(void) { return p.count; }
+
+static int bytes_int(size_t bytes) {
+    if (bytes > INT_MAX) fatal("comm p2p: a message of %zu bytes exceeds the MPI int limit", bytes);
+    return (int)bytes;
+}
+
+static int world_rank(const Group *g, int member) { return g->rank ? g->rank[member] : member; }
+
+static void counted(int to, size_t bytes) {
+    p.count.sent += bytes;
+    if (p2p_node_of(to) != p2p_node_of(rt.rank)) p.count.inter += bytes;
+}
+
+void send_recv(const Group *g, const void *out, size_t out_bytes, int to, void *in, size_t in_bytes, int from) {
+    int t = world_rank(g, to), f = world_rank(g, from);
+    cross_link(t, out_bytes);
+    CHECK_MPI(MPI_Sendrecv(out, bytes_int(out_bytes), MPI_BYTE, t, TAG, in, bytes_int(in_bytes), MPI_BYTE, f, TAG,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    counted(t, out_bytes);
+}
+
+void send_to(const Group *g, const void *buf, size_t bytes, int to) {
+    int t = world_rank(g, to);
+    cross_link(t, bytes);
+    CHECK_MPI(MPI_Send(buf, bytes_int(bytes), MPI_BYTE, t, TAG, MPI_COMM_WORLD));
+    counted(t, bytes);
+}
+
+void recv_from(const Group *g, void *buf, size_t bytes, int from) {
+    CHECK_MPI(MPI_Recv(buf, bytes_int(bytes), MPI_BYTE, world_rank(g, from), TAG, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE));
+}

@@ -1,0 +1,36 @@
+#!/bin/sh
+# make bench-collectives: lecture 1's figures (BENCHMARKS.md, lc1's README),
+# all from one run on this machine:
+#   1. the cost model fitted at N = 4 (the course's N; where the algorithms'
+#      message counts differ enough to tell alpha from the rest), written to
+#      BUILD/comm_fit;
+#   2. every algorithm against Open MPI's own collectives at N = 2, 3, 4, 8
+#      (more ranks than cores is fine: the model counts how many share a core),
+#      16 B to 64 MiB, with the model's prediction beside each time and auto's
+#      choices (ZC_COMM_FIT = the fit of step 1);
+#   3. N = 4 as 2 emulated nodes of 2 over a slow link (ZC_LINK, default
+#      inter:20us,1GB/s): hier against the flat algorithms, and where hier
+#      starts to win, measured and predicted.
+# usage: tools/bench_collectives.sh [BUILD_DIR]    (RANKS="2 3 4 8", LINK=..., ARGS=... override)
+set -eu
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+RANKS=${RANKS:-2 3 4 8}
+LINK=${LINK:-inter:20us,1GB/s}
+ARGS=${ARGS:--b 16 -e 64M -f 4 -w 2 -n 1000 -t 0.5}
+fit=$BUILD/comm_fit
+echo "== 1. the fit, at N = 4 ($(nproc) cores here)"
+# shellcheck disable=SC2086
+tools/launch 4 "$BUILD/bin/bench_comm" $ARGS -B "naive ring tree rd rabenseifner" --fit "$fit" | sed -n '/^# the fit/p'
+for n in $RANKS; do
+  echo
+  echo "== 2. N = $n: every algorithm, Open MPI, auto"
+  # shellcheck disable=SC2086
+  ZC_COMM_FIT=$fit tools/launch "$n" "$BUILD/bin/bench_comm" $ARGS -B "mpi naive ring tree rd rabenseifner auto" -m |
+    sed -n '/side by side/,$p'
+done
+echo
+echo "== 3. N = 4 as 2 nodes of 2, ZC_LINK=$LINK"
+# shellcheck disable=SC2086
+ZC_LINK=$LINK ZC_COMM_FIT=$fit tools/launch 4 "$BUILD/bin/bench_comm" $ARGS -k 2 -o all_reduce \
+  -B "mpi ring tree rd rabenseifner hier auto" -m | sed -n '/side by side/,$p'
