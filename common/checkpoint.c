@@ -1,8 +1,10 @@
 // checkpoint: saving and resuming a stage's training state, on every rank.
 #include "checkpoint.h"
 #include "base.h"
+#include "clock.h"
 #include "comm.h"
 #include "file.h"
+#include "print.h"
 #include "rt.h"
 #include "shards.h"
 

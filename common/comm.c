@@ -5,7 +5,9 @@
 #include "comm_p2p.h"
 #include "mem.h"
 #ifdef ZC_CUDA
+#include "clock.h"
 #include "gpu.h"
+#include "print.h"
 #endif
 
 #include <math.h>

@@ -5,9 +5,10 @@
 // built-in one, or the file ZC_COMM_FIT names (bench_comm --fit writes it);
 // rank 0 reads it and every rank takes rank 0's, so every rank makes the same
 // choice, as it must: they all have to run the same algorithm.
+#include "base.h"
 #include "comm_model.h"
 #include "comm_p2p.h"
-#include "base.h"
+#include "mpi_check.h"
 
 #include <mpi.h>
 #include <stdlib.h>

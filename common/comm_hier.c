@@ -12,8 +12,9 @@
 // are the halves of the same: inside the node by local index, then across.
 // Nodes are hosts, or emulated (--ranks-per-node); every node needs as many
 // ranks as the others.
-#include "comm_ring.h"
 #include "base.h"
+#include "comm_ring.h"
+#include "exercise.h"
 
 #include <string.h>
 

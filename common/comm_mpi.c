@@ -1,6 +1,7 @@
 // comm_mpi: the backend that hands each collective to the MPI library.
-#include "comm_backend.h"
 #include "base.h"
+#include "comm_backend.h"
+#include "mpi_check.h"
 
 #include <limits.h>
 #include <mpi.h>

@@ -3,10 +3,11 @@
 // Collectives run on the comm stream, after the compute stream's work that
 // produced their input (comm_staging.c orders the two with an event), and the
 // comm thread waits for them, so requests complete in order as on the CPU.
-#include "comm_backend.h"
 #include "base.h"
+#include "comm_backend.h"
 #include "gpu.h"
 #include "mem.h"
+#include "mpi_check.h"
 
 #include <mpi.h>
 #include <nccl.h>

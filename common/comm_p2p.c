@@ -3,7 +3,9 @@
 // own table, so they live outside mem (and outside the memory report).
 #include "comm_p2p.h"
 #include "base.h"
+#include "clock.h"
 #include "mem.h"
+#include "mpi_check.h"
 
 #include <limits.h>
 #include <math.h>

@@ -17,8 +17,9 @@
 // algorithm; at the end each odd rank hands the result back. Virtual rank v
 // stands for real ranks 2v and 2v+1 (v < rem) or v + rem: always consecutive,
 // so the blocks it holds are one contiguous range of the buffer.
-#include "comm_ring.h"
 #include "base.h"
+#include "comm_ring.h"
+#include "exercise.h"
 
 #include <string.h>
 

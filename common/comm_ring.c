@@ -12,6 +12,7 @@
 // Scratch comes from p2p_scratch (comm_buffers), kept between calls.
 #include "comm_ring.h"
 #include "base.h"
+#include "exercise.h"
 
 #include <string.h>
 

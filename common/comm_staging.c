@@ -4,8 +4,8 @@
 // buffer that is on the wrong side into a staging buffer (page-locked host
 // memory, or GPU memory for nccl), runs the collective there and copies the
 // result back. This is what lets several ranks share one GPU, which NCCL refuses.
-#include "comm_backend.h"
 #include "base.h"
+#include "comm_backend.h"
 #include "gpu.h"
 #include "mem.h"
 

@@ -7,8 +7,8 @@
 // is the reduce, then a binomial scatter of the slices from rank 0; all-gather
 // a binomial gather to rank 0, then the broadcast. Any N: a rank with no
 // partner at some step (r + 2^k >= N) just skips it.
-#include "comm_ring.h"
 #include "base.h"
+#include "comm_ring.h"
 
 #include <string.h>
 

@@ -1,9 +1,9 @@
 // kernels_cpu: the CPU kernels. Matrix products go to CBLAS (OpenBLAS); the rest
 // are loops simple enough that the compiler vectorizes them. On a CUDA run each
 // function hands its work to the GPU version first (ON_GPU).
+#include "base.h"
 #include "kernels.h"
 #include "mem.h"
-#include "base.h"
 #include "rng.h"
 
 #include <cblas.h>
@@ -13,6 +13,8 @@
 #include <string.h>
 
 #ifdef ZC_CUDA
+#include "clock.h"
+#include "exercise.h"
 #include "gpu.h"
 #include "kernels_cuda.h"
 #define ON_GPU(call) do { if (rt.device == DEV_CUDA) { call; return; } } while (0)

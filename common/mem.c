@@ -6,6 +6,7 @@
 #include "base.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
+#include "print.h"
 #endif
 
 #include <malloc.h>

@@ -9,14 +9,41 @@
 #include "rt.h"
 #include "trace.h"
 #ifdef ZC_CUDA
+#include "clock.h"
 #include "gpu.h"
+#include "print.h"
 #endif
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MIB (1024.0 * 1024.0)
+
+// ----------------------------------------------------------------------------
+// step times: the median of the recorded steps (milliseconds), the last 65536
+
+#define STEPTIMES 65536
+static float steptimes[STEPTIMES];  // static: bookkeeping, not a model buffer
+static long nsteptimes;
+
+static void steptime_record(double ms) { steptimes[nsteptimes++ % STEPTIMES] = (float)ms; }
+static void steptime_reset(void) { nsteptimes = 0; }
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static double steptime_median(void) {
+    long n = nsteptimes < STEPTIMES ? nsteptimes : STEPTIMES;
+    if (n == 0) return 0.0;
+    static float sorted[STEPTIMES];
+    memcpy(sorted, steptimes, (size_t)n * sizeof(float));
+    qsort(sorted, (size_t)n, sizeof(float), cmp_float);
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
 
 // ----------------------------------------------------------------------------
 // while training

@@ -8,6 +8,8 @@
 #ifdef ZC_CUDA
 #include "gpu.h"
 #include "kernels_cuda.h"
+#include "mpi_check.h"
+#include "print.h"
 #endif
 
 #include <errno.h>

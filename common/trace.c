@@ -4,9 +4,11 @@
 // report); the gather buffers are mem's.
 #include "trace.h"
 #include "base.h"
+#include "clock.h"
 #include "comm.h"
 #include "file.h"
 #include "mem.h"
+#include "print.h"
 #include "rt.h"
 
 #include <errno.h>

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../common/clock.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
 #include "comm_bytes.h"

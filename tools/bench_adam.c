@@ -8,7 +8,9 @@
 #include "../common/mem.h"
 #include "../common/rt.h"
 #ifdef ZC_CUDA
+#include "../common/clock.h"
 #include "../common/gpu.h"
+#include "../common/print.h"
 #endif
 
 #include <errno.h>

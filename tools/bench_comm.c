@@ -17,9 +17,11 @@
 // writes FILE for --comm auto (ZC_COMM_FIT). -t SECONDS takes as many timed
 // calls per size as fit in that time (at least 3, at most -n).
 #include "../common/args.h"
+#include "../common/clock.h"
 #include "../common/comm.h"
 #include "../common/comm_model.h"
 #include "../common/mem.h"
+#include "../common/print.h"
 #include "../common/rt.h"
 
 #include <errno.h>
