@@ -28,17 +28,19 @@ DEVICE  ?= cpu
 CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
-PKGS     = ompi-c openblas check libxxhash
+PKGS     = ompi-c openblas check libxxhash jansson
 # Evaluated when a recipe runs, which is after `deps` has installed the packages.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 # The single-process suites link without Open MPI (see UNIT_TESTS).
-UNIT_LIBS  = $(shell pkg-config --libs openblas check libxxhash)
+UNIT_LIBS  = $(shell pkg-config --libs openblas check libxxhash jansson)
 # The kernels' loops vectorize (gcc's -O2 alone does not), with the same bits as
 # scalar code: no reassociation without -ffast-math, and SSE's sqrt and division
 # are IEEE's. Without errno, sqrtf is one instruction, which lets Adam vectorize.
 VEC     ?= -ftree-vectorize -fno-math-errno
-CFLAGS  += -std=c11 $(OPT) $(VEC) -g -Wall -Wextra -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
+# A call whose header is missing (an include left inside one build's #ifdef)
+# stops the compile, in every build, instead of linking to nothing in the other.
+CFLAGS  += -std=c11 $(OPT) $(VEC) -g -Wall -Wextra -Werror=implicit-function-declaration -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
 
@@ -46,7 +48,7 @@ UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
 # only modules listed before it (tests/test_layers.sh checks the objects).
 COMMON   = base clock print exercise file args theory dtype rng $(CUDA_LOW) mem comm_backend comm_model comm_p2p comm_mpi comm_ring \
            comm_tree comm_rd comm_hier comm_auto $(CUDA_MID) \
-           data ckpt shards comm kernels_cpu rt trace report checkpoint
+           data safetensors mlp shards manifest comm kernels_cpu rt trace report checkpoint
 
 # CUDA: built whenever the toolkit and NCCL are found (tools/find_cuda.sh: nvcc
 # on PATH or in /usr/local/cuda*, NCCL in NCCL_HOME, the toolkit, the system or
@@ -108,7 +110,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests bench-comm bench-collectives bench-gpu plan compare stages FORCE \
+.PHONY: all build run test sanitize clean deps tests bench-comm bench-collectives bench-checkpoint bench-gpu plan compare stages FORCE \
         exercise grade solution diff diff-mine mine grade-selftest
 .DEFAULT_GOAL := all
 
@@ -119,7 +121,7 @@ deps:
 	@tools/install_deps.sh
 
 TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/bench_adam $(BUILD)/bin/plan $(BUILD)/bin/compare \
-            $(BUILD)/bin/consolidate
+            $(BUILD)/bin/consolidate $(BUILD)/bin/bench_checksum
 
 build: $(STAGE_BINS) $(TEST_BINS) $(TOOL_BINS)
 
@@ -203,6 +205,16 @@ bench-comm: deps
 bench-collectives: deps
 	@$(MAKE) --no-print-directory build
 	@tools/bench_collectives.sh $(BUILD)
+
+# What a checkpoint of about 1 GB costs: lc0's model of 240M parameters saved
+# once (its params, m and v: 916 MiB), the time per save as the stage reports
+# it, then the checksum alone in memory and with the file read back.
+CKPT_MODEL ?= --hidden 2048 --layers 20 --batch 12 --steps 1 --sample 0 --log-every 0
+bench-checkpoint: deps
+	@$(MAKE) --no-print-directory build
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	  $(BUILD)/bin/lc0_adam $(CKPT_MODEL) --save-dir $$d | grep -E '^checkpoints' && \
+	  $(BUILD)/bin/bench_checksum $$d/step-*/rank-00000.safetensors
 
 # The GPU figures of BENCHMARKS.md (needs a GPU): the fused Adam kernel's
 # bandwidth against a device-to-device copy on 64M parameters, then lc0 and lc5

@@ -190,21 +190,23 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
 }
 
 uint64_t args_fingerprint(const Args *a) {
-    uint64_t h = FILE_HASH_START;
+    static FileHash h;
+    file_hash_begin(&h);
     for (size_t i = 0; i < NOPTS; i++) {
         const void *field = (const char *)a + opts[i].offset;
         switch (opts[i].type) {
-        case T_INT: h = file_hash(h, field, sizeof(int)); break;
-        case T_LONG: h = file_hash(h, field, sizeof(long)); break;
-        case T_U64: h = file_hash(h, field, sizeof(uint64_t)); break;
-        case T_FLOAT: h = file_hash(h, field, sizeof(float)); break;
+        case T_INT: file_hash_add(&h, field, sizeof(int)); break;
+        case T_LONG: file_hash_add(&h, field, sizeof(long)); break;
+        case T_U64: file_hash_add(&h, field, sizeof(uint64_t)); break;
+        case T_FLOAT: file_hash_add(&h, field, sizeof(float)); break;
         default: {  // strings by their text; an absent one differs from every text
             const char *v = *(const char *const *)field;
-            h = v ? file_hash(h, v, strlen(v) + 1) : file_hash(h, "\xff", 1);
+            if (v) file_hash_add(&h, v, strlen(v) + 1);
+            else file_hash_add(&h, "\xff", 1);
         }
         }
     }
-    return h;
+    return file_hash_value(&h);
 }
 
 void args_help(const char *prog, const char *accepted) {

@@ -6,7 +6,7 @@
 #include "file.h"
 #include "print.h"
 #include "rt.h"
-#include "shards.h"
+#include "manifest.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -87,10 +87,10 @@ static void manifest_of(const TrainState *s, Manifest *m) {
 static Range own_range(const Manifest *m, const StateKind *K, int l, size_t *at) {
     *at = 0;
     for (int i = 0; i < l; i++) {
-        size_t n = shards_layer_numel(m, i);
+        size_t n = manifest_layer_numel(m, i);
         *at += K->sliced ? shard_len(n, rt.world) : n;
     }
-    size_t n = shards_layer_numel(m, l);
+    size_t n = manifest_layer_numel(m, l);
     return K->sliced ? shard_range(n, rt.rank, rt.world) : (Range){ 0, n };
 }
 
@@ -121,30 +121,30 @@ static const char *prepare(const char *save_dir, const char *dir) {
     if (!err) err = make_folder(dir);
     if (err) return err;
     char path[4300];
-    snprintf(path, sizeof path, "%s/%s", dir, SHARDS_MANIFEST);
+    snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_MANIFEST);
     if (unlink(path) != 0 && errno != ENOENT)
         REFUSE("cannot replace checkpoint manifest '%s': %s", file_shown(path), strerror(errno));
     return NULL;
 }
 
 // This rank's file: its pieces of every kind, layer by layer.
-static const char *write_own(const TrainState *s, const Manifest *m, const char *dir, CkptWriter *w) {
-    static CkptTensor specs[STATE_MAX_KINDS];
+static const char *write_own(const TrainState *s, const Manifest *m, const char *dir, StWriter *w) {
+    static StTensor specs[STATE_MAX_KINDS];
     char path[4300];
-    shards_file(path, sizeof path, dir, rt.rank);
-    const char *err = ckpt_create(w, path, shards_specs(m, rt.rank, specs), specs);
+    manifest_rank_file(path, sizeof path, dir, rt.rank);
+    const char *err = st_create(w, path, manifest_specs(m, rt.rank, specs), specs);
     for (int k = 0; k < s->nkinds && !err; k++) {
         const StateKind *K = &s->kind[k];
         if (!K->sliced && rt.rank != 0) continue;
         size_t size = dtype_size(K->dt);
-        for (int l = 0; l < shards_nlayers(m) && !err; l++) {
+        for (int l = 0; l < manifest_nlayers(m) && !err; l++) {
             size_t at;
             Range own = own_range(m, K, l, &at);
             const void *src = (const char *)K->buf + at * size;
-            err = K->dt == DT_F32 ? ckpt_append(w, src, own.count) : ckpt_append_bytes(w, src, own.count * size);
+            err = K->dt == DT_F32 ? st_append(w, src, own.count) : st_append_bytes(w, src, own.count * size);
         }
     }
-    return err ? err : ckpt_finish(w);
+    return err ? err : st_finish(w);
 }
 
 // The name of a checkpoint folder: step-NNNNNNNN; -1 if name is not one.
@@ -158,7 +158,7 @@ static long folder_step(const char *name) {
 static int has_manifest(const char *save_dir, const char *name) {
     char path[4300];
     struct stat sb;
-    snprintf(path, sizeof path, "%s/%s/%s", save_dir, name, SHARDS_MANIFEST);
+    snprintf(path, sizeof path, "%s/%s/%s", save_dir, name, MANIFEST_MANIFEST);
     return stat(path, &sb) == 0;
 }
 
@@ -171,7 +171,7 @@ static void remove_folder(const char *save_dir, const char *name) {
     if (!d) return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, SHARDS_MANIFEST) == 0 || strstr(e->d_name, ".tmp.") ||
+        if (strcmp(e->d_name, MANIFEST_MANIFEST) == 0 || strstr(e->d_name, ".tmp.") ||
             (strncmp(e->d_name, "rank-", 5) == 0 && strstr(e->d_name, ".safetensors"))) {
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             unlink(path);
@@ -206,10 +206,10 @@ static void prune(const char *save_dir, long step) {
 // Rank 0, once every file is written: the manifest, then `latest`.
 static const char *commit(Manifest *m, const char *save_dir, const char *dir, const char *name) {
     char path[4300];
-    snprintf(path, sizeof path, "%s/%s", dir, SHARDS_MANIFEST);
+    snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_MANIFEST);
     const char *err = manifest_write(m, path);
     if (err) return err;
-    snprintf(path, sizeof path, "%s/%s", save_dir, SHARDS_LATEST);
+    snprintf(path, sizeof path, "%s/%s", save_dir, MANIFEST_LATEST);
     AtomicFile w;
     if ((err = file_begin(&w, path, "checkpoint pointer")) != NULL) return err;
     if (fprintf(w.f, "%s\n", name) < 0) return file_fail(&w, errno);
@@ -236,9 +236,9 @@ static void killed_here(long step) {
 
 static void checkpoint_save(const TrainState *s) {
     static Manifest m;
-    static CkptWriter w;
-    static double files[3 * SHARDS_MAX_RANKS];  // per rank: size, checksum's high and low 32 bits
-    if (rt.world > SHARDS_MAX_RANKS) fatal("checkpoints: more than %d ranks", SHARDS_MAX_RANKS);
+    static StWriter w;
+    static double files[3 * MANIFEST_MAX_RANKS];  // per rank: size, checksum's high and low 32 bits
+    if (rt.world > MANIFEST_MAX_RANKS) fatal("checkpoints: more than %d ranks", MANIFEST_MAX_RANKS);
     double t0 = now_s();
     const char *save_dir = s->a->save_dir;
     char name[32], dir[4200];
@@ -249,8 +249,9 @@ static void checkpoint_save(const TrainState *s) {
     agree_exit(write_own(s, &m, dir, &w), 1);
     memset(files, 0, sizeof(double) * 3 * (size_t)rt.world);
     files[3 * rt.rank] = (double)w.size;
-    files[3 * rt.rank + 1] = (double)(w.hash >> 32);
-    files[3 * rt.rank + 2] = (double)(w.hash & 0xffffffffu);
+    uint64_t hash = file_hash_value(&w.hash);
+    files[3 * rt.rank + 1] = (double)(hash >> 32);
+    files[3 * rt.rank + 2] = (double)(hash & 0xffffffffu);
     comm_metric_sum(files, 3 * rt.world);  // every file is complete: the manifest may say so
     for (int r = 0; r < rt.world; r++) {
         m.file_size[r] = (uint64_t)files[3 * r];
@@ -307,7 +308,7 @@ static const char *incompatible(const Manifest *m, const TrainState *s, const ch
         REFUSE("checkpoint '%s' was saved with --batch %d; this run has %d: the data order would not continue",
                shown, m->batch, a->batch);
     for (int k = 0; k < s->nkinds; k++) {
-        int i = shards_kind(m, s->kind[k].name);
+        int i = manifest_kind(m, s->kind[k].name);
         char held[128] = "";
         for (int j = 0; j < m->nkinds; j++)
             snprintf(held + strlen(held), sizeof held - strlen(held), "%s%s", j ? ", " : "", m->kind[j].name);
@@ -332,19 +333,19 @@ static const char *incompatible(const Manifest *m, const TrainState *s, const ch
 
 // Every rank reads its range of every layer of every kind.
 static const char *read_own(const Manifest *m, const TrainState *s, const char *dir) {
-    static ShardReader r;
-    shards_reader(&r, m, dir);
+    static ManifestReader r;
+    manifest_reader(&r, m, dir);
     const char *err = NULL;
     for (int k = 0; k < s->nkinds && !err; k++) {
         const StateKind *K = &s->kind[k];
-        for (int l = 0; l < shards_nlayers(m) && !err; l++) {
+        for (int l = 0; l < manifest_nlayers(m) && !err; l++) {
             size_t at;
             Range own = own_range(m, K, l, &at);
-            err = shards_read(&r, shards_kind(m, K->name), l, own.first, own.count,
+            err = manifest_reader_read(&r, manifest_kind(m, K->name), l, own.first, own.count,
                               (char *)K->buf + at * dtype_size(K->dt));
         }
     }
-    shards_close(&r);
+    manifest_reader_close(&r);
     return err;
 }
 
@@ -354,9 +355,9 @@ long checkpoint_resume(DescribeState describe, void *trainer) {
     char path[4300];
     TrainState s;
     describe(trainer, &s);
-    const char *err = shards_locate(s.a->resume, dir, sizeof dir);
+    const char *err = manifest_locate(s.a->resume, dir, sizeof dir);
     if (!err) {
-        snprintf(path, sizeof path, "%s/%s", dir, SHARDS_MANIFEST);
+        snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_MANIFEST);
         err = manifest_read(&m, path);
     }
     if (!err) err = incompatible(&m, &s, dir);

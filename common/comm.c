@@ -1,13 +1,14 @@
 // comm: the request queue, the comm thread that drains it, and byte accounting.
 // Backends only run one collective at a time.
 #include "comm.h"
+#include "comm_backend.h"
 #include "base.h"
 #include "comm_p2p.h"
 #include "mem.h"
-#ifdef ZC_CUDA
 #include "clock.h"
-#include "gpu.h"
 #include "print.h"
+#ifdef ZC_CUDA
+#include "gpu.h"
 #endif
 
 #include <math.h>
@@ -285,7 +286,14 @@ int comm_use(const char *name) {
     return 0;
 }
 
-const CommBackend *comm_backend(void) { return q.backend; }
+const char *comm_backend_name(void) { return q.backend->name; }
+int comm_counts_sent(void) { return q.backend->counts_sent; }
+void comm_staging_held(size_t *host, size_t *gpu) {
+    *host = *gpu = 0;
+#ifdef ZC_CUDA
+    comm_staging_bytes(host, gpu);
+#endif
+}
 int comm_nodes(void) { return p2p_nodes(); }
 int comm_ranks_per_node(void) { return p2p_per_node(); }
 void comm_link(double *latency, double *per_byte) { p2p_link(latency, per_byte); }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "comm_backend.h"
+#include "comm_kinds.h"
 
 typedef long CommReq;  // a ticket: requests complete in the order they were made
 
@@ -56,14 +56,20 @@ void comm_finalize(void);
 int comm_use(const char *name);
 // Names of the backends this build has, space separated.
 const char *comm_backends(void);
-// The backend in use.
-const CommBackend *comm_backend(void);
+// The name of the backend in use ("mpi", "ring", "auto", ...).
+const char *comm_backend_name(void);
+// 1 if the backend in use counts the bytes it really sends (a hand-written
+// one); 0 if its counts are the ring model's (a library's).
+int comm_counts_sent(void);
 // The nodes the ranks are on (by host, or emulated: rt_nodes), and how many
 // ranks each holds (0 if they differ).
 int comm_nodes(void);
 int comm_ranks_per_node(void);
 // The emulated link between nodes (ZC_LINK): extra seconds per message and per byte.
 void comm_link(double *latency, double *per_byte);
+// Bytes the staging buffers of a CUDA run hold now, page-locked host and GPU
+// (part of comm_buffers; 0 without CUDA).
+void comm_staging_held(size_t *host, size_t *gpu);
 // Registers the one observer of finished collectives (NULL: none).
 void comm_observe(CommObserver fn);
 // Strict (grading) mode, on or off, after what is in flight. In it a request
@@ -94,11 +100,13 @@ void comm_all_reduce(void *buf, size_t count, DType dt, RedOp op);
 void comm_reduce_scatter(const void *send, void *recv, size_t recvcount, DType dt);
 // recv gets N*sendcount elements; in place when send == recv + rank*sendcount.
 void comm_all_gather(const void *send, void *recv, size_t sendcount, DType dt);
+// buf (count elements) on every rank gets root's.
 void comm_broadcast(void *buf, size_t count, DType dt, int root);
 // recv (count elements) is written on root only.
 void comm_reduce(const void *send, void *recv, size_t count, DType dt, RedOp op, int root);
 // send (N*recvcount elements) is read on root only.
 void comm_scatter(const void *send, void *recv, size_t recvcount, DType dt, int root);
+// Returns when every rank has called it.
 void comm_barrier(void);
 
 // The same collectives, returning at once; the buffers belong to the comm
@@ -119,12 +127,17 @@ int comm_test(CommReq req);
 // valid until 1024 further requests have been made.
 void comm_req_times(CommReq req, double *start, double *end);
 
-// Scalar reductions outside the training traffic (counted under metrics).
+// Scalar reductions outside the training traffic, counted under metrics.
+// v[0..n) becomes its sum over the ranks.
 void comm_metric_sum(double *v, int n);
+// v[0..n) becomes its largest value over the ranks.
 void comm_metric_max(double *v, int n);
+// *v becomes the smallest over the ranks (a verdict: 0 on any rank, 0 on all).
 void comm_agree_min(int *v);
 
+// A copy of this rank's counts since the last reset.
 CommStats comm_stats(void);
+// Counts start again from zero (after set-up, before the steps counted).
 void comm_reset_stats(void);
 // Bytes sent per rank under the ring model, from a count.
 double comm_sent_bytes(const CommCount *c);

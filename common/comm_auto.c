@@ -7,6 +7,7 @@
 // choice, as it must: they all have to run the same algorithm.
 #include "base.h"
 #include "comm_model.h"
+#include "comm_backend.h"
 #include "comm_p2p.h"
 #include "mpi_check.h"
 

@@ -1,20 +1,15 @@
 // comm_backend: what a collective backend implements, and the few things every
 // backend needs (the kinds of collective, one request's description, its
 // payload, a local reduction). comm.h is what the stages call; this is what
-// comm.c calls, one collective at a time, on its comm thread.
+// comm.c calls, one collective at a time, on its comm thread. Nothing here
+// reaches the stages: comm.h includes comm_kinds.h, the words both share.
 #ifndef COMM_BACKEND_H
 #define COMM_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtype.h"
-
-typedef enum { OP_SUM, OP_MAX, OP_MIN } RedOp;
-typedef enum {
-    COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST,
-    COLL_REDUCE, COLL_SCATTER, COLL_BARRIER, COLL_NKIND
-} CollKind;
+#include "comm_kinds.h"
 
 typedef struct {
     CollKind kind;
@@ -28,12 +23,6 @@ typedef struct {
 
 // A backend's run returns this when it cannot know what it sent (a library).
 #define COMM_SENT_MODEL UINT64_MAX
-
-// The algorithms a collective can run with: each backend is one, but auto,
-// which takes for each call the one the cost model predicts fastest.
-typedef enum {
-    ALGO_MPI, ALGO_NAIVE, ALGO_RING, ALGO_TREE, ALGO_RD, ALGO_RABENSEIFNER, ALGO_HIER, ALGO_NCCL, ALGO_N
-} Algo;
 
 // What one collective did on this rank.
 typedef struct {
@@ -68,10 +57,6 @@ void comm_staging_free(void);
 void comm_staging_bytes(size_t *host, size_t *gpu);
 #endif
 
-// "all_reduce", "reduce_scatter", ...
-const char *coll_name(CollKind k);
-// "mpi", "ring", "rabenseifner", ...: an algorithm's name, which is its backend's.
-const char *algo_name(Algo a);
 // The size of the whole buffer a collective is about: the vector of an
 // all-reduce, broadcast or reduce, all N slices of the others (0 for a barrier).
 uint64_t comm_payload_bytes(const CommOp *o);

@@ -12,7 +12,7 @@
 #ifndef COMM_MODEL_H
 #define COMM_MODEL_H
 
-#include "comm_backend.h"
+#include "comm_kinds.h"
 
 // Fitted constants, in seconds: per call, per message, per byte sent, per byte
 // reduced, per byte copied.

@@ -232,25 +232,31 @@ const char *file_fail(AtomicFile *w, int e) {
 // ----------------------------------------------------------------------------
 // checksums
 
-uint64_t file_hash(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
+void file_hash_begin(FileHash *h) {
+    if (XXH3_64bits_reset(&h->s) != XXH_OK) fatal("xxHash: cannot start a checksum");
 }
+
+void file_hash_add(FileHash *h, const void *p, size_t n) {
+    if (XXH3_64bits_update(&h->s, p, n) != XXH_OK) fatal("xxHash: cannot add to a checksum");
+}
+
+uint64_t file_hash_value(const FileHash *h) { return XXH3_64bits_digest(&h->s); }
 
 const char *file_digest(const char *path, const char *what, uint64_t *size, uint64_t *hash) {
     const char *err = file_check_input(path, what);
     if (err) return err;
     FILE *f = fopen(path, "rb");
     if (!f) REFUSE("cannot read %s '%s': %s", what, file_shown(path), strerror(errno));
-    static unsigned char buf[1 << 16];
-    uint64_t h = FILE_HASH_START, n = 0;
+    static unsigned char buf[1 << 20];
+    static FileHash h;
+    uint64_t n = 0;
     size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0) h = file_hash(h, buf, got), n += got;
+    file_hash_begin(&h);
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) file_hash_add(&h, buf, got), n += got;
     int bad = ferror(f);
     fclose(f);
     if (bad) REFUSE("cannot read %s '%s': read error", what, file_shown(path));
     *size = n;
-    *hash = h;
+    *hash = file_hash_value(&h);
     return NULL;
 }

@@ -10,6 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define XXH_STATIC_LINKING_ONLY  // the state's size, so a FileHash needs no allocation
+#include <xxhash.h>
+
 // path as a message shows it: whole, or its head and tail if it is long.
 // Valid until four more calls.
 const char *file_shown(const char *path);
@@ -47,11 +50,14 @@ void file_abandon(AtomicFile *w);
 const char *file_fail(AtomicFile *w, int e);
 
 
-// A checksum of bytes: FNV-1a, 64 bits, continuing from h (FILE_HASH_START
-// first), so a file can be hashed as it is written, piece by piece.
-#define FILE_HASH_START 0xcbf29ce484222325ull
-uint64_t file_hash(uint64_t h, const void *p, size_t n);
-// Reads the whole regular file at path: its size and file_hash. NULL or why not.
+// A checksum of bytes, taken piece by piece as a file is written: XXH3, 64
+// bits (xxHash), at memory speed, so a multi-GB checkpoint pays for its write,
+// not for its checksum.
+typedef struct { XXH3_state_t s; } FileHash;
+void file_hash_begin(FileHash *h);
+void file_hash_add(FileHash *h, const void *p, size_t n);
+uint64_t file_hash_value(const FileHash *h);
+// Reads the whole regular file at path: its size and checksum. NULL or why not.
 const char *file_digest(const char *path, const char *what, uint64_t *size, uint64_t *hash);
 
 #endif

@@ -2,6 +2,8 @@
 // are loops simple enough that the compiler vectorizes them. On a CUDA run each
 // function hands its work to the GPU version first (ON_GPU).
 #include "base.h"
+#include "clock.h"
+#include "exercise.h"
 #include "kernels.h"
 #include "mem.h"
 #include "rng.h"
@@ -13,8 +15,6 @@
 #include <string.h>
 
 #ifdef ZC_CUDA
-#include "clock.h"
-#include "exercise.h"
 #include "gpu.h"
 #include "kernels_cuda.h"
 #define ON_GPU(call) do { if (rt.device == DEV_CUDA) { call; return; } } while (0)

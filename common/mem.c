@@ -4,9 +4,9 @@
 // collectives while the main thread allocates for the stage.
 #include "mem.h"
 #include "base.h"
+#include "print.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
-#include "print.h"
 #endif
 
 #include <malloc.h>

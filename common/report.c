@@ -8,10 +8,10 @@
 #include "rng.h"
 #include "rt.h"
 #include "trace.h"
-#ifdef ZC_CUDA
 #include "clock.h"
-#include "gpu.h"
 #include "print.h"
+#ifdef ZC_CUDA
+#include "gpu.h"
 #endif
 
 #include <errno.h>
@@ -206,7 +206,7 @@ MemReport report_memory(const char *formula, double formula_bytes) {
         v[GPU + 2] = (double)used;
         v[POOL] = (double)gpu_pool_peak();
         size_t host_stage, gpu_stage;
-        comm_staging_bytes(&host_stage, &gpu_stage);
+        comm_staging_held(&host_stage, &gpu_stage);
         v[STAGE] = (double)host_stage;
         v[STAGE + 1] = (double)gpu_stage;
     }
@@ -268,11 +268,11 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     long steps = st->steps;
     CommStats s = *st;
     double per = steps > 0 ? 1.0 / steps : 0.0;
-    const CommBackend *b = comm_backend();
-    int nodes = comm_nodes(), inter = nodes > 1 && b->counts_sent;
-    print0("\ncommunication per step (rank 0, %s backend, N = %d%s%.0d%s, %s)\n", b->name, rt.world,
+    const char *backend = comm_backend_name();
+    int counted = comm_counts_sent(), nodes = comm_nodes(), inter = nodes > 1 && counted;
+    print0("\ncommunication per step (rank 0, %s backend, N = %d%s%.0d%s, %s)\n", backend, rt.world,
            nodes > 1 ? " on " : "", nodes > 1 ? nodes : 0, nodes > 1 ? " nodes" : "",
-           b->counts_sent ? "sent bytes as counted" : "sent bytes by the ring model");
+           counted ? "sent bytes as counted" : "sent bytes by the ring model");
     print0("  %-15s %10s %16s %18s%s\n", "collective", "calls", "payload bytes", "sent bytes/rank",
            inter ? "   of them to other nodes" : "");
     int any = 0;
@@ -292,7 +292,7 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     print0("  %-15s %10s %16s %18.1f", "total", "", "", sent);
     if (inter) print0(" %25.1f", across);
     print0("\n");
-    if (strcmp(b->name, "auto") == 0)  // which algorithm the cost model took, how often
+    if (strcmp(backend, "auto") == 0)  // which algorithm the cost model took, how often
         for (int k = 0; k < COLL_NKIND; k++) {
             if (!s.kind[k].calls || k == COLL_BARRIER) continue;
             print0("  auto chose for %s:", coll_name(k));
@@ -303,7 +303,7 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     if (s.metrics.calls)
         print0("  not counted above: %.2f scalar all_reduce/step for logging and bookkeeping (%.1f bytes/step)\n",
                s.metrics.calls * per, s.metrics.payload * per);
-    int ring_model = !b->counts_sent || strcmp(b->name, "ring") == 0;  // what the stages' theory is
+    int ring_model = !counted || strcmp(backend, "ring") == 0;  // what the stages' theory is
     print0("  theory: %s = %.1f bytes sent per rank per step%s\n", theory, theory_bytes,
            !ring_model ? " (the ring model; this backend's algorithms send what their own formulas say: see "
                          "lc1_distributed_adam/README.md)" :

@@ -5,11 +5,11 @@
 #include "file.h"
 #include "kernels.h"
 #include "mem.h"
+#include "mpi_check.h"
+#include "print.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
 #include "kernels_cuda.h"
-#include "mpi_check.h"
-#include "print.h"
 #endif
 
 #include <errno.h>

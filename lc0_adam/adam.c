@@ -15,16 +15,17 @@
 // Communication: none.
 
 #include "../common/checkpoint.h"
-#include "../common/ckpt.h"
 #include "../common/comm.h"
 #include "../common/data.h"
 #include "../common/exercise.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
+#include "../common/mlp.h"
 #include "../common/print.h"
 #include "../common/report.h"
 #include "../common/rng.h"
 #include "../common/rt.h"
+#include "../common/safetensors.h"
 #include "../common/theory.h"
 #include "../common/trace.h"
 
@@ -82,16 +83,13 @@ typedef struct {
 void model_build(Model *m, const Args *a) {
     memset(m, 0, sizeof *m);
     m->T = a->context;
-    m->nlayers = a->layers + 1;
-    int in = a->context * VOCAB;
+    m->nlayers = mlp_layers(a->layers);
     for (int l = 0; l < m->nlayers; l++) {
         Layer *L = &m->layer[l];
-        L->in = in;
-        L->out = l == m->nlayers - 1 ? VOCAB : a->hidden;
+        mlp_shape(a->context, a->hidden, a->layers, l, &L->out, &L->in);
         L->off = m->numel;
-        L->numel = (size_t)L->out * L->in + (size_t)L->out;
+        L->numel = mlp_numel(L->out, L->in);
         m->numel += L->numel;
-        in = L->out;
     }
     m->params = mem_alloc(MEM_PARAMS, m->numel * sizeof(float));
     m->grads = mem_alloc(MEM_GRADS, m->numel * sizeof(float));
@@ -225,28 +223,28 @@ void adam_step(Adam *o, Model *m) {
 
 // Reads the model from a safetensors file, layer by layer.
 const char *load_params(Model *m, const char *path) {
-    Ckpt c;
-    const char *err = ckpt_open_model(&c, path, m->nlayers);
+    StFile c;
+    const char *err = mlp_open(&c, path, m->nlayers);
     for (int l = 0; l < m->nlayers && !err; l++) {
         const Layer *L = &m->layer[l];
-        err = ckpt_read_layer(&c, l, L->out, L->in, 0, L->numel, m->params + L->off);
+        err = mlp_read_layer(&c, l, L->out, L->in, 0, L->numel, m->params + L->off);
     }
-    ckpt_close(&c);
+    st_close(&c);
     return err;
 }
 
 // Rank 0 writes the model, layer by layer. Returns its error, if any.
 const char *save_params(Trainer *t, const char *path) {
     const Model *m = &t->model;
-    CkptTensor specs[2 * MAX_LAYERS];
-    for (int l = 0; l < m->nlayers; l++) ckpt_linear_specs(specs + 2 * l, l, m->layer[l].out, m->layer[l].in);
-    CkptWriter f;
-    const char *err = rt.rank == 0 ? ckpt_create(&f, path, 2 * m->nlayers, specs) : NULL;
+    StTensor specs[2 * MAX_LAYERS];
+    for (int l = 0; l < m->nlayers; l++) mlp_specs(specs + 2 * l, l, m->layer[l].out, m->layer[l].in);
+    StWriter f;
+    const char *err = rt.rank == 0 ? st_create(&f, path, 2 * m->nlayers, specs) : NULL;
     for (int l = 0; l < m->nlayers; l++) {
         const float *p = m->params + m->layer[l].off;  // weight, then bias: the file's order
-        if (rt.rank == 0 && !err) err = ckpt_append(&f, p, m->layer[l].numel);
+        if (rt.rank == 0 && !err) err = st_append(&f, p, m->layer[l].numel);
     }
-    if (rt.rank == 0 && !err) err = ckpt_finish(&f);
+    if (rt.rank == 0 && !err) err = st_finish(&f);
     return err;
 }
 

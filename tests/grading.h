@@ -30,15 +30,15 @@ static inline void setup_from(Trainer *t, const char *what, int argc, char **arg
 
 // Relative L2 distance of params from lc0's final model in path.
 static double distance_to_reference(const Model *m, const float *params, const char *path) {
-    Ckpt c;
-    const char *err = ckpt_open_model(&c, path, m->nlayers);
+    StFile c;
+    const char *err = mlp_open(&c, path, m->nlayers);
     if (err) fatal("%s", err);
     float *ref = mem_alloc(MEM_DATA, m->numel * sizeof(float));
     for (int l = 0; l < m->nlayers && !err; l++) {
         const Layer *L = &m->layer[l];
-        err = ckpt_read_layer(&c, l, L->out, L->in, 0, L->numel, ref + L->off);
+        err = mlp_read_layer(&c, l, L->out, L->in, 0, L->numel, ref + L->off);
     }
-    ckpt_close(&c);
+    st_close(&c);
     if (err) fatal("%s", err);
     double num = 0, den = 0;
     for (size_t i = 0; i < m->numel; i++) {

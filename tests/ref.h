@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/ckpt.h"
+#include "../common/safetensors.h"
+#include "../common/mlp.h"
 #include "../common/rt.h"
 
 #define REF_MAX 8

@@ -382,17 +382,17 @@ static void write_scaled_init(const char *path, const char *hidden, float factor
     Model m;
     model_build(&m, &a);
     float *w = mem_alloc(MEM_DATA, m.numel * sizeof(float));
-    CkptTensor specs[2 * MAX_LAYERS];
+    StTensor specs[2 * MAX_LAYERS];
     const float *data[2 * MAX_LAYERS];
     for (int l = 0; l < m.nlayers; l++) {
         const Layer *L = &m.layer[l];
         init_segment(w + L->off, L, l, a.seed, 0, L->numel);
         scale(w + L->off, factor, L->numel);
-        ckpt_linear_specs(specs + 2 * l, l, L->out, L->in);
+        mlp_specs(specs + 2 * l, l, L->out, L->in);
         data[2 * l] = w + L->off;                                   // the weight
         data[2 * l + 1] = w + L->off + (size_t)L->out * L->in;      // the bias
     }
-    const char *err = rt.rank == 0 ? ckpt_write(path, 2 * m.nlayers, specs, data) : NULL;
+    const char *err = rt.rank == 0 ? st_write(path, 2 * m.nlayers, specs, data) : NULL;
     CK_ALL(err == NULL, "%s", err ? err : "");
     comm_barrier();
     mem_free(w);

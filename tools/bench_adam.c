@@ -4,13 +4,13 @@
 // the memory can do on this device; the figure of merit is their ratio.
 //   build/bin/bench_adam -d cuda -p 67108864 -n 50
 // (-n counts timed calls, as it counts iterations in bench_comm.)
+#include "../common/clock.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
+#include "../common/print.h"
 #include "../common/rt.h"
 #ifdef ZC_CUDA
-#include "../common/clock.h"
 #include "../common/gpu.h"
-#include "../common/print.h"
 #endif
 
 #include <errno.h>

@@ -8,10 +8,11 @@
 // A single process; no MPI. Exit status 2: the checkpoint or the paths are bad;
 // 1: the output could not be written (the previous file is kept).
 #include "../common/base.h"
-#include "../common/ckpt.h"
+#include "../common/safetensors.h"
+#include "../common/mlp.h"
 #include "../common/file.h"
 #include "../common/mem.h"
-#include "../common/shards.h"
+#include "../common/manifest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,28 +26,28 @@ static void __attribute__((noreturn)) stop(int status, const char *why) {
 // Writes the whole model of checkpoint dir (manifest m, kind k) to out. On an
 // error, *status says whose it is: 2 the checkpoint's, 1 the output's.
 static const char *write_model(const Manifest *m, const char *dir, int k, const char *out, int *status) {
-    static CkptTensor specs[2 * SHARDS_MAX_LAYERS];
-    static CkptWriter w;
-    static ShardReader r;
-    int nl = shards_nlayers(m);
+    static StTensor specs[2 * MANIFEST_MAX_LAYERS];
+    static StWriter w;
+    static ManifestReader r;
+    int nl = manifest_nlayers(m);
     for (int l = 0; l < nl; l++) {
         int o, i;
-        shards_layer(m, l, &o, &i);
-        ckpt_linear_specs(specs + 2 * l, l, o, i);
+        manifest_layer(m, l, &o, &i);
+        mlp_specs(specs + 2 * l, l, o, i);
     }
     *status = 1;
-    const char *err = ckpt_create(&w, out, 2 * nl, specs);
-    shards_reader(&r, m, dir);
+    const char *err = st_create(&w, out, 2 * nl, specs);
+    manifest_reader(&r, m, dir);
     for (int l = 0; l < nl && !err; l++) {
-        size_t n = shards_layer_numel(m, l);
+        size_t n = manifest_layer_numel(m, l);
         float *layer = mem_alloc(MEM_PARAMS, n * sizeof(float));
-        err = shards_read(&r, k, l, 0, n, layer);  // weight, then bias: the file's order
+        err = manifest_reader_read(&r, k, l, 0, n, layer);  // weight, then bias: the file's order
         if (err) file_abandon(&w.out), *status = 2;
-        else err = ckpt_append(&w, layer, n);
+        else err = st_append(&w, layer, n);
         mem_free(layer);
     }
-    shards_close(&r);
-    return err ? err : ckpt_finish(&w);
+    manifest_reader_close(&r);
+    return err ? err : st_finish(&w);
 }
 
 int main(int argc, char **argv) {
@@ -56,15 +57,15 @@ int main(int argc, char **argv) {
     rt.prog = "consolidate";
     if (argc != 3) stop(2, "usage: consolidate DIR OUT.safetensors (DIR: a checkpoint, or a --save-dir)");
     mem_init();
-    const char *err = shards_locate(argv[1], dir, sizeof dir);
+    const char *err = manifest_locate(argv[1], dir, sizeof dir);
     if (!err) {
-        snprintf(path, sizeof path, "%s/%s", dir, SHARDS_MANIFEST);
+        snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_MANIFEST);
         err = manifest_read(&m, path);
     }
     if (!err) err = file_check_output(argv[2], "model file");
     if (err) stop(2, err);
-    int k = shards_kind(&m, "params");
-    if (k < 0) k = shards_kind(&m, "master");
+    int k = manifest_kind(&m, "params");
+    if (k < 0) k = manifest_kind(&m, "master");
     if (k < 0) stop(2, "the checkpoint holds neither 'params' nor 'master'");
     if (strcmp(m.kind[k].dtype, "F32") != 0) stop(2, "the checkpoint's params are not fp32");
     int status;

@@ -5,7 +5,7 @@
 # fails, so `make` stops before a confusing compile error.
 set -eu
 
-PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev libxxhash-dev pkg-config wamerican gnuplot-nox procps"
+PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev libxxhash-dev libjansson-dev pkg-config wamerican gnuplot-nox procps"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,305 @@
+// manifest: the layout of a training checkpoint, its manifest, and reading any
+// range of a layer from the files that hold it.
+#include "manifest.h"
+#include "mlp.h"
+#include "data.h"
+#include "file.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char reason[1024];
+
+#define REFUSE(...) do { snprintf(reason, sizeof reason, __VA_ARGS__); return reason; } while (0)
+
+// ----------------------------------------------------------------------------
+// the layout
+
+int manifest_nlayers(const Manifest *m) { return mlp_layers(m->layers); }
+
+void manifest_layer(const Manifest *m, int l, int *out, int *in) {
+    mlp_shape(m->context, m->hidden, m->layers, l, out, in);
+}
+
+size_t manifest_layer_numel(const Manifest *m, int l) {
+    int out, in;
+    manifest_layer(m, l, &out, &in);
+    return mlp_numel(out, in);
+}
+
+// What rank r's file holds of layer l of kind k.
+static Range piece(const Manifest *m, int k, int r, int l) {
+    int n = m->kind[k].ranks;
+    if (n == 1) return r == 0 ? (Range){ 0, manifest_layer_numel(m, l) } : (Range){ 0, 0 };
+    return shard_range(manifest_layer_numel(m, l), r, n);
+}
+
+size_t manifest_piece_at(const Manifest *m, int k, int r, int l) {
+    size_t at = 0;
+    for (int i = 0; i < l; i++) at += piece(m, k, r, i).count;
+    return at;
+}
+
+size_t manifest_tensor_len(const Manifest *m, int k, int r) {
+    return manifest_piece_at(m, k, r, manifest_nlayers(m));
+}
+
+int manifest_kind(const Manifest *m, const char *name) {
+    for (int k = 0; k < m->nkinds; k++)
+        if (strcmp(m->kind[k].name, name) == 0) return k;
+    return -1;
+}
+
+void manifest_rank_file(char *buf, size_t cap, const char *dir, int r) {
+    snprintf(buf, cap, "%s/rank-%05d.safetensors", dir, r);
+}
+
+int manifest_specs(const Manifest *m, int r, StTensor *specs) {
+    int n = 0;
+    for (int k = 0; k < m->nkinds; k++) {
+        if (m->kind[k].ranks == 1 && r != 0) continue;
+        StTensor *t = &specs[n++];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", m->kind[k].name);
+        snprintf(t->dtype, sizeof t->dtype, "%s", m->kind[k].dtype);
+        t->ndim = 1;
+        t->shape[0] = (int64_t)manifest_tensor_len(m, k, r);
+    }
+    return n;
+}
+
+// ----------------------------------------------------------------------------
+// the manifest: text, one fact per line, so a learner can read it
+
+#define MAGIC "zero-course training checkpoint 2"   // 2: files checksummed with XXH3
+#define MAGIC_FNV "zero-course training checkpoint 1"  // 1: with FNV-1a, no longer checked
+#define PADDING "segment-padded-to-a-multiple-of-ranks"
+
+const char *manifest_write(const Manifest *m, const char *path) {
+    AtomicFile w;
+    const char *err = file_begin(&w, path, "checkpoint manifest");
+    if (err) return err;
+    FILE *f = w.f;
+    int bad = fprintf(f, "%s\n# written last, after every rank's file: a folder without it is incomplete\n"
+                      "stage %s\nranks %d\nstep %ld\nadam_step %ld\nseed %" PRIu64 "\nbatch %d\nexamples %zu\n"
+                      "model context %d hidden %d layers %d\n"
+                      "# a layer's segment is its weight [out, in] row-major, then its bias; padded to a\n"
+                      "# multiple of the ranks that keep a kind, rank r holds slice r\npadding %s\n",
+                      MAGIC, m->stage, m->ranks, m->step, m->adam_step, m->seed, m->batch, m->examples,
+                      m->context, m->hidden, m->layers, PADDING) < 0;
+    size_t psi = 0;
+    for (int l = 0; l < manifest_nlayers(m); l++) {
+        int out, in;
+        manifest_layer(m, l, &out, &in);
+        bad |= fprintf(f, "layer %d weight %d %d bias %d\n", l, out, in, out) < 0;
+        psi += manifest_layer_numel(m, l);
+    }
+    bad |= fprintf(f, "psi %zu\n", psi) < 0;
+    for (int k = 0; k < m->nkinds; k++)
+        bad |= fprintf(f, "kind %s %s %d\n", m->kind[k].name, m->kind[k].dtype, m->kind[k].ranks) < 0;
+    for (int v = 0; v < m->nvalues; v++)
+        bad |= fprintf(f, "value %s %.17g\n", m->value_name[v], m->value[v]) < 0;
+    bad |= fprintf(f, "# each rank's file: its bytes and its XXH3-64 checksum\n") < 0;
+    for (int r = 0; r < m->ranks; r++)
+        bad |= fprintf(f, "file rank-%05d.safetensors %" PRIu64 " %016" PRIx64 "\n", r, m->file_size[r],
+                       m->file_hash[r]) < 0;
+    bad |= fprintf(f, "end\n") < 0;
+    if (bad) return file_fail(&w, errno);
+    return file_commit(&w);
+}
+
+// What the lines that repeat the model's shape said (checked against it).
+typedef struct { int files, ended, layers; size_t psi; } Seen;
+
+// A line "layer l weight out in bias out" or "psi N": 1 if it agrees with the
+// shape given by the model line before it.
+static int shape_line(const Manifest *m, const char *s, Seen *seen) {
+    int l, out, in, bout, n = 0;
+    size_t psi;
+    if (sscanf(s, "layer %d weight %d %d bias %d %n", &l, &out, &in, &bout, &n) == 4 && !s[n]) {
+        int o, i;
+        if (m->context == 0 || l != seen->layers || l >= manifest_nlayers(m)) return 0;
+        manifest_layer(m, l, &o, &i);
+        seen->layers++;
+        return out == o && in == i && bout == o;
+    }
+    if (sscanf(s, "psi %zu %n", &psi, &n) == 1 && !s[n]) {
+        size_t want = 0;
+        for (int i = 0; i < manifest_nlayers(m); i++) want += manifest_layer_numel(m, i);
+        seen->psi = psi;
+        return m->context != 0 && psi == want;
+    }
+    return -1;
+}
+
+// One line of the manifest, parsed into m; 0 if it is not one.
+static int manifest_line(Manifest *m, const char *s, Seen *seen) {
+    char a[64], b[64];
+    int n = 0, r;
+    unsigned long long size;
+    int shape = shape_line(m, s, seen);
+    if (shape >= 0) return shape;
+    if (sscanf(s, "stage %31s %n", m->stage, &n) == 1 && !s[n]) return 1;
+    if (sscanf(s, "ranks %d %n", &m->ranks, &n) == 1 && !s[n]) return m->ranks >= 1 && m->ranks <= MANIFEST_MAX_RANKS;
+    if (sscanf(s, "step %ld %n", &m->step, &n) == 1 && !s[n]) return m->step >= 0;
+    if (sscanf(s, "adam_step %ld %n", &m->adam_step, &n) == 1 && !s[n]) return m->adam_step >= 0;
+    if (sscanf(s, "seed %" SCNu64 " %n", &m->seed, &n) == 1 && !s[n]) return 1;
+    if (sscanf(s, "batch %d %n", &m->batch, &n) == 1 && !s[n]) return m->batch > 0;
+    if (sscanf(s, "examples %zu %n", &m->examples, &n) == 1 && !s[n]) return 1;
+    if (sscanf(s, "model context %d hidden %d layers %d %n", &m->context, &m->hidden, &m->layers, &n) == 3 && !s[n])
+        return m->context >= 1 && m->context <= 32 && m->hidden >= 1 && m->layers >= 0 &&
+               m->layers < MANIFEST_MAX_LAYERS;
+    if (sscanf(s, "padding %63s %n", a, &n) == 1 && !s[n]) return strcmp(a, PADDING) == 0;
+    if (strncmp(s, "kind ", 5) == 0) {
+        if (m->nkinds == MANIFEST_MAX_KINDS) return 0;
+        ManifestKind *k = &m->kind[m->nkinds];
+        if (sscanf(s, "kind %15s %7s %d %n", k->name, k->dtype, &k->ranks, &n) != 3 || s[n] || k->ranks < 1) return 0;
+        m->nkinds++;
+        return strcmp(k->dtype, "F32") == 0 || strcmp(k->dtype, "BF16") == 0 || strcmp(k->dtype, "F16") == 0;
+    }
+    if (strncmp(s, "value ", 6) == 0) {
+        if (m->nvalues == MANIFEST_MAX_VALUES) return 0;
+        if (sscanf(s, "value %31s %lf %n", m->value_name[m->nvalues], &m->value[m->nvalues], &n) != 2 || s[n])
+            return 0;
+        m->nvalues++;
+        return 1;
+    }
+    if (sscanf(s, "file rank-%d.safetensors %llu %16s %n", &r, &size, b, &n) == 3 && !s[n]) {
+        if (r != seen->files || r >= MANIFEST_MAX_RANKS || strlen(b) != 16) return 0;
+        char *end;
+        m->file_hash[r] = strtoull(b, &end, 16);
+        m->file_size[r] = size;
+        seen->files++;
+        return *end == '\0';
+    }
+    if (strcmp(s, "end") == 0) return seen->ended = 1;
+    return 0;
+}
+
+const char *manifest_read(Manifest *m, const char *path) {
+    const char *err = file_check_input(path, "checkpoint manifest");
+    if (err) return err;
+    FILE *f = fopen(path, "r");
+    if (!f) REFUSE("cannot read checkpoint manifest '%s': %s", file_shown(path), strerror(errno));
+    memset(m, 0, sizeof *m);
+    m->ranks = -1;
+    char line[512];
+    int lines = 0, bad = 0;
+    Seen seen = { 0 };
+    while (!bad && !seen.ended && fgets(line, sizeof line, f)) {
+        size_t n = strlen(line);
+        lines++;
+        if (n == 0 || line[n - 1] != '\n') bad = 1;
+        else line[n - 1] = '\0';
+        if (bad || (lines > 1 && line[0] == '#')) continue;
+        if (lines == 1 && strcmp(line, MAGIC_FNV) == 0) {
+            fclose(f);
+            REFUSE("checkpoint manifest '%s' is from an older version of the course: its files' checksums are "
+                   "FNV-1a, which this version no longer computes (it checks XXH3); resume with that version, "
+                   "or start again", file_shown(path));
+        }
+        bad = lines == 1 ? strcmp(line, MAGIC) != 0 : !manifest_line(m, line, &seen);
+    }
+    fclose(f);
+    if (bad) REFUSE("checkpoint manifest '%s' is corrupt at line %d", file_shown(path), lines);
+    if (!seen.ended || m->ranks < 1 || seen.files != m->ranks || !m->stage[0] || m->nkinds == 0 || m->batch == 0 ||
+        seen.layers != manifest_nlayers(m) || seen.psi == 0)
+        REFUSE("checkpoint manifest '%s' is incomplete", file_shown(path));
+    for (int k = 0; k < m->nkinds; k++)
+        if (m->kind[k].ranks != 1 && m->kind[k].ranks != m->ranks)
+            REFUSE("checkpoint manifest '%s' is corrupt: kind %s over %d ranks of %d", file_shown(path),
+                   m->kind[k].name, m->kind[k].ranks, m->ranks);
+    return NULL;
+}
+
+// ----------------------------------------------------------------------------
+// finding a checkpoint
+
+static int exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+const char *manifest_locate(const char *path, char *dir, size_t cap) {
+    char file[4200];
+    struct stat sb;
+    if (stat(path, &sb) != 0) REFUSE("cannot read checkpoint '%s': %s", file_shown(path), strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) REFUSE("cannot read checkpoint '%s': not a folder", file_shown(path));
+    snprintf(file, sizeof file, "%s/%s", path, MANIFEST_MANIFEST);
+    if (exists(file)) return snprintf(dir, cap, "%s", path) >= (int)cap ? "checkpoint path too long" : NULL;
+    manifest_rank_file(file, sizeof file, path, 0);
+    if (exists(file))
+        REFUSE("checkpoint '%s' is incomplete: it has no manifest (the run stopped while saving it), so it is "
+               "never loaded", file_shown(path));
+    snprintf(file, sizeof file, "%s/%s", path, MANIFEST_LATEST);
+    FILE *f = fopen(file, "r");
+    if (!f) REFUSE("no checkpoint in '%s' (neither a manifest nor a '%s' file)",
+                   file_shown(path), MANIFEST_LATEST);
+    char name[64] = "";
+    int ok = fscanf(f, "%63s", name) == 1 && strncmp(name, "step-", 5) == 0 && !strchr(name, '/');
+    fclose(f);
+    if (!ok) REFUSE("no checkpoint in '%s': its '%s' file is corrupt", file_shown(path), MANIFEST_LATEST);
+    if (snprintf(dir, cap, "%s/%s", path, name) >= (int)cap) REFUSE("checkpoint path too long");
+    snprintf(file, sizeof file, "%s/%s", dir, MANIFEST_MANIFEST);
+    if (!exists(file))
+        REFUSE("checkpoint '%s' is incomplete: it has no manifest, so it is never loaded", file_shown(dir));
+    return NULL;
+}
+
+// ----------------------------------------------------------------------------
+// reading
+
+void manifest_reader(ManifestReader *r, const Manifest *m, const char *dir) {
+    memset(r, 0, sizeof *r);
+    r->m = m;
+    r->dir = dir;
+    r->open = -1;
+}
+
+// Opens rank s's file, checked against the manifest the first time.
+static const char *open_file(ManifestReader *r, int s) {
+    if (r->open == s) return NULL;
+    manifest_reader_close(r);
+    char path[4200];
+    manifest_rank_file(path, sizeof path, r->dir, s);
+    if (!r->checked[s]) {
+        uint64_t size, hash;
+        const char *err = file_digest(path, "checkpoint file", &size, &hash);
+        if (err) return err;
+        if (size != r->m->file_size[s] || hash != r->m->file_hash[s])
+            REFUSE("checkpoint file '%s' is corrupt: %" PRIu64 " bytes with checksum %016" PRIx64 ", the manifest "
+                   "says %" PRIu64 " bytes, %016" PRIx64, file_shown(path), size, hash, r->m->file_size[s],
+                   r->m->file_hash[s]);
+        r->checked[s] = 1;
+    }
+    const char *err = st_open(&r->c, path);
+    if (err) return err;
+    r->open = s;
+    return NULL;
+}
+
+const char *manifest_reader_read(ManifestReader *r, int k, int l, size_t first, size_t count, void *dst) {
+    const Manifest *m = r->m;
+    const ManifestKind *K = &m->kind[k];
+    size_t size = st_dtype_bytes(K->dtype), end = first + count;
+    for (int s = 0; s < K->ranks; s++) {
+        Range p = piece(m, k, s, l);
+        size_t a = first > p.first ? first : p.first, b = end < p.first + p.count ? end : p.first + p.count;
+        if (a >= b) continue;
+        const char *err = open_file(r, s);
+        if (err) return err;
+        int64_t len = (int64_t)manifest_tensor_len(m, k, s);
+        err = st_read_dtype(&r->c, K->name, K->dtype, 1, &len, manifest_piece_at(m, k, s, l) + (a - p.first),
+                              b - a, (char *)dst + (a - first) * size);
+        if (err) return err;
+    }
+    return NULL;
+}
+
+void manifest_reader_close(ManifestReader *r) {
+    if (r->open >= 0) st_close(&r->c);
+    r->open = -1;
+}
