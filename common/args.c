@@ -47,6 +47,9 @@ static const Opt opts[] = {
       "directory of training checkpoints (one folder per saved step; the last two kept)" },
     { "resume", T_STR, F(resume), NULL, 0, 0, NULL,
       "continue training from this checkpoint, or from the latest one in this --save-dir" },
+    { "resume-if-any", T_STR, F(resume_if_any), NULL, 0, 0, NULL,
+      "--resume from this folder if it holds a checkpoint, else start from the start (job scripts: the first "
+      "run finds none)" },
     { "trace", T_STR, F(trace), NULL, 0, 0, NULL, "write a Chrome trace of the run here (Perfetto, chrome://tracing)" },
     { "loss-log", T_STR, F(loss_log), NULL, 0, 0, NULL, "write every step's loss here (text: step loss)" },
     { "device", T_CHOICE, F(device), "cpu", 0, 0, "cpu cuda", "where to compute" },
@@ -180,6 +183,8 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
         return fail(err, errlen, "--comm nccl: needs --device cuda (NCCL moves GPU memory)");
     if (a->save_every > 0 && !a->save_dir)
         return fail(err, errlen, "--save-every %ld: needs --save-dir (where the checkpoints go)", a->save_every);
+    if (a->resume && a->resume_if_any)
+        return fail(err, errlen, "--resume and --resume-if-any both given: name the checkpoint once");
     if (a->resume && a->init)
         return fail(err, errlen, "--resume and --init both given: a run starts from one of them");
     long per = (long)world * a->accum;

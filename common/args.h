@@ -10,7 +10,7 @@
 
 typedef struct {
     const char *data, *init, *save_model, *loss_log, *device, *comm, *grad_sync, *dtype, *loss_scale, *trace;
-    const char *save_dir, *resume;  // training checkpoints
+    const char *save_dir, *resume, *resume_if_any;  // training checkpoints
     int context, hidden, layers, batch, accum, log_every, sample, prefetch, scale_window, ranks_per_node;
     long steps, save_every;
     float lr, beta1, beta2, eps, weight_decay, clip, bucket_mb, initial_scale;

@@ -1,5 +1,6 @@
 // data: word list -> symbols -> per-epoch keyed permutations -> batch slices.
 #include "data.h"
+#include "base.h"
 #include "file.h"
 #include "mem.h"
 #include "rng.h"
@@ -112,7 +113,7 @@ void data_free(Data *d) {
 // into the other with a keyed hash, which is a bijection whatever the hash.
 // Values at or past n walk on through the network until they land below n (a
 // bijection of [0, n): cycle walking; 4^h < 4n, so about two steps at most on
-// average). The keys come from the seed and the epoch: each epoch its own order.
+// average, and never more than 4^h). The keys come from the seed and the epoch: each epoch its own order.
 size_t data_order(Data *d, long epoch, size_t i) {
     if (epoch != d->key_epoch) {
         for (int k = 0; k < DATA_ROUNDS; k++) d->keys[k] = rng_hash(d->seed, RNG_STREAM_SHUFFLE + (uint64_t)epoch, (uint64_t)k);
@@ -120,8 +121,13 @@ size_t data_order(Data *d, long epoch, size_t i) {
         d->key_epoch = epoch;
     }
     int h = d->half_bits;
-    uint64_t mask = ((uint64_t)1 << h) - 1, x = i;
+    uint64_t mask = ((uint64_t)1 << h) - 1, x = i, walked = 0, domain = (uint64_t)1 << (2 * h);
     do {
+        // A bijection brings the walk back below n within its domain's size;
+        // a network that is not one (a broken round) would walk forever.
+        if (walked++ == domain)
+            fatal("data: the shuffle is not a permutation (example %zu walked %llu steps without landing below %zu)",
+                  i, (unsigned long long)domain, d->n);
         uint64_t left = x >> h, right = x & mask;
         for (int k = 0; k < DATA_ROUNDS; k++) {
             uint64_t next = left ^ (rng_mix(right ^ d->keys[k]) & mask);

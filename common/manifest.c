@@ -223,6 +223,19 @@ static int exists(const char *path) {
     return stat(path, &sb) == 0;
 }
 
+int manifest_none(const char *path) {
+    char file[4200];
+    struct stat sb;
+    if (stat(path, &sb) != 0) return errno == ENOENT;
+    if (!S_ISDIR(sb.st_mode)) return 0;
+    snprintf(file, sizeof file, "%s/%s", path, MANIFEST_MANIFEST);
+    if (exists(file)) return 0;
+    manifest_rank_file(file, sizeof file, path, 0);
+    if (exists(file)) return 0;
+    snprintf(file, sizeof file, "%s/%s", path, MANIFEST_LATEST);
+    return lstat(file, &sb) != 0 && errno == ENOENT;  // a dangling 'latest' is something, and broken
+}
+
 const char *manifest_locate(const char *path, char *dir, size_t cap) {
     char file[4200];
     struct stat sb;

@@ -75,6 +75,11 @@ const char *manifest_read(Manifest *m, const char *path);
 // there (a folder without a manifest is incomplete and is never loaded).
 const char *manifest_locate(const char *path, char *dir, size_t cap);
 
+// 1 if nothing at path was ever a checkpoint: no such folder, or a folder with
+// neither a manifest, nor a rank file, nor a MANIFEST_LATEST file (a save dir
+// before its first save completed). 0 otherwise, even if what is there is broken.
+int manifest_none(const char *path);
+
 // Reads ranges of layers from a checkpoint's files, one file open at a time;
 // each file's size and checksum are compared with the manifest's the first
 // time it is opened.

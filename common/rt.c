@@ -4,6 +4,7 @@
 #include "comm_p2p.h"
 #include "file.h"
 #include "kernels.h"
+#include "manifest.h"
 #include "mem.h"
 #include "mpi_check.h"
 #include "print.h"
@@ -153,6 +154,27 @@ static int first_differing(uint64_t x) {
     return first;
 }
 
+// --resume-if-any DIR becomes --resume DIR where DIR holds a checkpoint (or
+// anything that was one: a broken one is refused by the resume, not skipped),
+// and nothing where it holds none, as DeepSpeed's load_checkpoint returns
+// nothing there. A job script can then pass it on every run, the first too.
+static void resume_if_any(Args *a) {
+    if (!a->resume_if_any) return;
+    int none = manifest_none(a->resume_if_any), some = !none;
+    comm_agree_min(&none);
+    comm_agree_min(&some);
+    if (!none && !some)
+        usage_error("--resume-if-any '%s': some ranks find a checkpoint there and some do not (every rank must see "
+                    "the same folder)", file_shown(a->resume_if_any));
+    if (none) {
+        print0("--resume-if-any: no checkpoint in '%s' yet: starting from the start\n", file_shown(a->resume_if_any));
+        return;
+    }
+    if (a->init) print0("--resume-if-any: resuming, so --init '%s' is not used\n", file_shown(a->init));
+    a->resume = a->resume_if_any;
+    a->init = NULL;
+}
+
 void rt_args(Args *a, int argc, char **argv, const char *accepted) {
     char err[512];
     int r = args_parse(a, argc, argv, accepted, rt.world, err, sizeof err);
@@ -173,6 +195,7 @@ void rt_args(Args *a, int argc, char **argv, const char *accepted) {
     if (differs < rt.world)
         usage_error("the ranks were started with different options (rank %d's differ from rank 0's): every rank "
                     "must get the same command line", differs);
+    resume_if_any(a);
     rt_use_device(a->device);
 }
 

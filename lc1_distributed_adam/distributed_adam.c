@@ -40,7 +40,7 @@
 #define STAGE "lc1_distributed_adam"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
                 "weight-decay clip seed log-every sample init save-model loss-log trace device comm ranks-per-node " \
-                "save-every save-dir resume"
+                "save-every save-dir resume resume-if-any"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------

@@ -46,7 +46,7 @@
 #define STAGE "lc2_zero1"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
                 "weight-decay clip seed log-every sample init save-model loss-log trace device comm ranks-per-node grad-sync " \
-                "save-every save-dir resume"
+                "save-every save-dir resume resume-if-any"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------

@@ -47,7 +47,7 @@
 #define STAGE "lc3_zero2"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
                 "weight-decay clip seed log-every sample init save-model loss-log trace device comm ranks-per-node bucket-mb " \
-                "save-every save-dir resume"
+                "save-every save-dir resume resume-if-any"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------

@@ -46,7 +46,7 @@
 #define STAGE "lc4_zero3"
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
                 "weight-decay clip seed log-every sample init save-model loss-log trace device comm ranks-per-node bucket-mb " \
-                "prefetch save-every save-dir resume"
+                "prefetch save-every save-dir resume resume-if-any"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------

@@ -54,7 +54,7 @@
 #define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
                 "weight-decay clip seed log-every sample init save-model loss-log trace device comm ranks-per-node bucket-mb " \
                 "prefetch dtype loss-scale initial-scale scale-window " \
-                "save-every save-dir resume"
+                "save-every save-dir resume resume-if-any"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------

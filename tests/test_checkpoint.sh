@@ -167,6 +167,38 @@ check "the run resumes from step 8" run 3 lc3 --steps $S --resume "$tmp/crash" -
 check "  exactly as the uninterrupted run" cmp -s "$tmp/r.st" "$d/full.st"
 check "  and its loss log is steps 9..16 of it" sh -c "tail -n 8 '$d/full.log' | cmp -s - '$tmp/r.log'"
 expect 2 2 "is incomplete: it has no manifest" "$B/lc3_zero2" $train --steps $S --resume "$tmp/crash/step-00000012"
+# Saving again into that folder: the incomplete step 12 is not "the checkpoint
+# before" (a prune that took it so would delete step 8, the last good one).
+cp -r "$tmp/crash" "$tmp/crash2"
+check "a run resumed there saves into the same folder" run 3 lc3 --steps $S --resume "$tmp/crash2" \
+  --save-dir "$tmp/crash2"
+check "  which then holds step 8, the last complete before, and step 16; not the incomplete 12" \
+  test "$(ls "$tmp/crash2" | tr '\n' ' ')" = "latest step-00000008 step-00000016 "
+
+# ------------------------------------------------------------------------------
+# --resume-if-any: a job script passes it on every run; the first finds nothing
+# there and starts from the start, the next resume, on the uninterrupted curve.
+
+d=$tmp/x-lc3-3
+check "--resume-if-any with no checkpoint yet starts from the start" \
+  run 3 lc3 --steps $H --save-dir "$tmp/job" --resume-if-any "$tmp/job" --loss-log "$tmp/j1.log"
+check "  and says so" grep -q "^--resume-if-any: no checkpoint in '$tmp/job' yet: starting from the start" "$tmp/out"
+check "the same command line later resumes" \
+  run 3 lc3 --steps $S --save-dir "$tmp/job" --resume-if-any "$tmp/job" --loss-log "$tmp/j2.log" --save-model "$tmp/j.st"
+check "  exactly as the uninterrupted run" sh -c "cat '$tmp/j1.log' '$tmp/j2.log' | cmp -s - '$d/full.log' &&
+  cmp -s '$tmp/j.st' '$d/full.st'"
+mkdir -p "$tmp/empty"
+check "an empty folder holds no checkpoint either" \
+  run 1 lc0 --steps 2 --resume-if-any "$tmp/empty"
+expect 2 2 "--resume and --resume-if-any both given" "$B/lc3_zero2" $train --steps $S --resume "$tmp/job" \
+  --resume-if-any "$tmp/job"
+expect 2 2 "not a folder" "$B/lc3_zero2" $train --steps $S --resume-if-any "$tmp/plain"
+# Something that was a checkpoint and is broken is refused, never skipped.
+cp -r "$tmp/job" "$tmp/job2"
+echo garbage > "$tmp/job2/latest"
+expect 2 2 "its 'latest' file is corrupt" "$B/lc3_zero2" $train --steps $S --resume-if-any "$tmp/job2"
+rm "$tmp/job2/latest" "$tmp"/job2/step-*/manifest
+expect 2 2 "incomplete" "$B/lc3_zero2" $train --steps $S --resume-if-any "$tmp/job2/step-00000016"
 
 # ------------------------------------------------------------------------------
 # consolidate: the --save-model file of the same run, byte for byte (lc5: the
