@@ -261,6 +261,18 @@ double report_peak(MemCat cat) {
     return v;
 }
 
+void report_grads_at_peak(size_t b, size_t shard_numel, size_t numel) {
+    double g = report_peak(MEM_GRADS), kept = (double)(b * shard_numel);
+    print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %.0f + full gradients in flight %.0f (a full %zuΨ is "
+           "%zu)\n", g, b, kept, g - kept, b, b * numel);
+}
+
+void report_gathered_at_peak(size_t b, size_t numel, int prefetch) {
+    print0("  params gathered at peak: %.0f bytes in comm_buffers (%s; a full %zuΨ is %zu)\n",
+           report_peak(MEM_COMM_BUFFERS), prefetch ? "a layer and the one prefetched" : "one layer at a time", b,
+           b * numel);
+}
+
 // ----------------------------------------------------------------------------
 // communication
 

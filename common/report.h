@@ -81,6 +81,13 @@ typedef struct {
 MemReport report_memory(const char *formula, double formula_bytes);
 // Max over ranks of one category's peak bytes. Collective.
 double report_peak(MemCat cat);
+// Rank 0 prints the gradients' peak: the slices a rank keeps (b bytes x its
+// shard_numel) and the full gradients in flight beside them, against a full
+// bΨ. Collective (ZeRO-2 and -3).
+void report_grads_at_peak(size_t b, size_t shard_numel, size_t numel);
+// Rank 0 prints the peak of the layers gathered for compute, against a full bΨ.
+// Collective (ZeRO-3).
+void report_gathered_at_peak(size_t b, size_t numel, int prefetch);
 // Rank 0 prints one row per collective kind in s (taken right after training),
 // divided by its steps: calls, payload bytes and bytes sent per rank; then the
 // stage's theory (text and bytes) beside the measured total.

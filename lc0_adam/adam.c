@@ -364,12 +364,10 @@ double comm_theory(const Trainer *t) { (void)t; return 0.0; }
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    char formula[128], theory[384];
-    snprintf(formula, sizeof formula, "16Ψ = 16 x %zu", m->numel);
-    MemReport mem = report_memory(formula, model_state_formula(m));
+    MemReport mem = report_memory(theory_model_state_text(ZERO_DDP, m->numel, m->numel, 1, 4, 8),
+                                  model_state_formula(m));
     checkpoint_report();
-    snprintf(theory, sizeof theory, "no collectives");
-    report_comm(&t->comm, theory, comm_theory(t));
+    report_comm(&t->comm, "no collectives", comm_theory(t));
     report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 

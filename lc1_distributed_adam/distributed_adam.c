@@ -374,13 +374,11 @@ double comm_theory(const Trainer *t) {
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    char formula[128], theory[384];
-    snprintf(formula, sizeof formula, "16Ψ = 16 x %zu", m->numel);
-    MemReport mem = report_memory(formula, model_state_formula(m));
+    MemReport mem = report_memory(theory_model_state_text(ZERO_DDP, m->numel, m->numel, rt.world, 4, 8),
+                                  model_state_formula(m));
     checkpoint_report();
-    snprintf(theory, sizeof theory, "all_reduce 2(N-1)/N x 4Ψ = 2 x %d/%d x 4 x %zu", rt.world - 1,
-             rt.world, m->numel);
-    report_comm(&t->comm, theory, comm_theory(t));
+    Traffic traffic = { .stage = ZERO_DDP, .b = 4, .psi = m->numel, .n = rt.world };
+    report_comm(&t->comm, theory_traffic_text(&traffic), comm_theory(t));
     report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 

@@ -513,16 +513,12 @@ double comm_theory(const Trainer *t) {
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    char formula[128], theory[384];
-    snprintf(formula, sizeof formula, "4Ψ + 4Ψ + 8Ψ_pad/N = 8 x %zu + 8 x %zu/%d", m->numel,
-             m->shard_numel * rt.world, rt.world);
-    MemReport mem = report_memory(formula, model_state_formula(m));
+    MemReport mem = report_memory(theory_model_state_text(ZERO_1, m->numel, m->shard_numel * rt.world, rt.world,
+                                                          4, 8), model_state_formula(m));
     checkpoint_report();
-    const char *sync = strcmp(t->a.grad_sync, "allreduce") == 0 ? "all_reduce 2(N-1)/N x 4Ψ"
-                                                                : "reduce_scatter (N-1)/N x 4Ψ_pad";
-    snprintf(theory, sizeof theory, "%s + all_gather (N-1)/N x 4Ψ_pad%s (Ψ_pad = %zu)", sync,
-             t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "", m->shard_numel * rt.world);
-    report_comm(&t->comm, theory, comm_theory(t));
+    Traffic traffic = { .stage = ZERO_1, .b = 4, .grad_allreduce = strcmp(t->a.grad_sync, "allreduce") == 0,
+                        .clip = t->a.clip > 0, .psi = m->numel, .psi_pad = m->shard_numel * rt.world, .n = rt.world };
+    report_comm(&t->comm, theory_traffic_text(&traffic), comm_theory(t));
     report_summary(STAGE, &t->a, m->numel, t->loss, &mem, &t->comm);
 }
 

@@ -547,20 +547,13 @@ double comm_theory(const Trainer *t) {
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    char formula[128], theory[384];
-    size_t e = sizeof(float);  // bytes per element of params and grads
-    snprintf(formula, sizeof formula, "4Ψ + 12Ψ_pad/N = 4 x %zu + 12 x %zu/%d", m->numel,
-             m->shard_numel * rt.world, rt.world);
-    MemReport mem = report_memory(formula, model_state_formula(m));
+    MemReport mem = report_memory(theory_model_state_text(ZERO_2, m->numel, m->shard_numel * rt.world, rt.world,
+                                                          4, 8), model_state_formula(m));
     checkpoint_report();
-    double g = report_peak(MEM_GRADS);
-    print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %zu + full gradients in flight %.0f "
-           "(a full %zuΨ is %zu)\n", g, e, e * m->shard_numel, g - (double)(e * m->shard_numel), e,
-           e * m->numel);
-    snprintf(theory, sizeof theory, "%d x reduce_scatter (N-1)/N x 4Ψ_pad + all_gather (N-1)/N x "
-             "4Ψ_pad%s (Ψ_pad = %zu)", t->a.accum, t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "",
-             m->shard_numel * rt.world);
-    report_comm(&t->comm, theory, comm_theory(t));
+    report_grads_at_peak(4, m->shard_numel, m->numel);
+    Traffic traffic = { .stage = ZERO_2, .b = 4, .accum = t->a.accum, .clip = t->a.clip > 0, .psi = m->numel,
+                        .psi_pad = m->shard_numel * rt.world, .n = rt.world };
+    report_comm(&t->comm, theory_traffic_text(&traffic), comm_theory(t));
     char note[32];
     snprintf(note, sizeof note, "%d bucket%s", t->nbuckets, t->nbuckets > 1 ? "s" : "");
     report_overlap("reduce-scatter", &t->rs, t->comm.steps, note);

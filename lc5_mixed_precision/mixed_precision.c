@@ -761,25 +761,16 @@ double comm_theory(const Trainer *t) {
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    char formula[128], theory[384];
-    size_t e = dtype_size(m->dt);  // bytes per element of params and grads
-    snprintf(formula, sizeof formula, "(%zu + %zu + %d + 4 + 4)Ψ_pad/N = 16 x %zu/%d", e, e,
-             m->dt == DT_F32 ? 0 : 4, m->shard_numel * rt.world, rt.world);
-    MemReport mem = report_memory(formula, model_state_formula(m));
+    int e = (int)dtype_size(m->dt);  // bytes per element of params and grads; in fp32 no master copy
+    MemReport mem = report_memory(theory_model_state_text(ZERO_3, m->numel, m->shard_numel * rt.world, rt.world,
+                                                          e, m->dt == DT_F32 ? 8 : 12), model_state_formula(m));
     checkpoint_report();
-    double g = report_peak(MEM_GRADS);
-    print0("  grads at peak: %.0f bytes = slices %zuΨ_pad/N %zu + full gradients in flight %.0f "
-           "(a full %zuΨ is %zu)\n", g, e, e * m->shard_numel, g - (double)(e * m->shard_numel), e,
-           e * m->numel);
-    print0("  params gathered at peak: %.0f bytes in comm_buffers (%s; a full %zuΨ is %zu)\n",
-           report_peak(MEM_COMM_BUFFERS),
-           t->a.prefetch ? "a layer and the one prefetched" : "one layer at a time", e, e * m->numel);
-    snprintf(theory, sizeof theory, "%d x (all_gather (N-1)/N x %zuΨ_pad + all_gather (N-1)/N x "
-             "%zu(Ψ_pad - last layer) + reduce_scatter (N-1)/N x %zuΨ_pad)"
-             " + overflow flag all_reduce 2(N-1)/N x 4%s (Ψ_pad = %zu, %s)", t->a.accum, e, e, e,
-             t->a.clip > 0 ? " + clip all_reduce 2(N-1)/N x 8" : "", m->shard_numel * rt.world,
-             dtype_name(m->dt));
-    report_comm(&t->comm, theory, comm_theory(t));
+    report_grads_at_peak((size_t)e, m->shard_numel, m->numel);
+    report_gathered_at_peak((size_t)e, m->numel, t->a.prefetch);
+    Traffic traffic = { .stage = ZERO_3, .b = e, .accum = t->a.accum, .overflow_flag = 1, .clip = t->a.clip > 0,
+                        .dtype = dtype_name(m->dt), .psi = m->numel, .psi_pad = m->shard_numel * rt.world,
+                        .n = rt.world };
+    report_comm(&t->comm, theory_traffic_text(&traffic), comm_theory(t));
     char note[32];
     snprintf(note, sizeof note, "%d bucket%s", t->nbuckets, t->nbuckets > 1 ? "s" : "");
     report_overlap("reduce-scatter", &t->rs, t->comm.steps, note);

@@ -35,6 +35,35 @@ START_TEST(test_course_model) {
 }
 END_TEST
 
+// The texts the reports print: each stage's terms, with the run's numbers, and
+// numbers that agree with the arithmetic above (the default model at N = 4).
+START_TEST(test_texts) {
+    ck_assert_str_eq(theory_model_state_text(ZERO_DDP, 103451, 103451, 4, 4, 8), "16Ψ = 16 x 103451");
+    ck_assert_str_eq(theory_model_state_text(ZERO_1, 103451, 103452, 4, 4, 8),
+                     "4Ψ + 4Ψ + 8Ψ_pad/N = 8 x 103451 + 8 x 103452/4");
+    ck_assert_str_eq(theory_model_state_text(ZERO_2, 103451, 103452, 4, 4, 8),
+                     "4Ψ + 12Ψ_pad/N = 4 x 103451 + 12 x 103452/4");
+    ck_assert_str_eq(theory_model_state_text(ZERO_3, 103451, 103452, 4, 4, 8), "16Ψ_pad/N = 16 x 103452/4");
+    ck_assert_str_eq(theory_model_state_text(ZERO_3, 103451, 103452, 4, 2, 12),
+                     "(2 + 2 + 4 + 4 + 4)Ψ_pad/N = 16 x 103452/4");
+    Traffic t = { .stage = ZERO_DDP, .b = 4, .psi = 103451, .psi_pad = 103452, .n = 4 };
+    ck_assert_str_eq(theory_traffic_text(&t), "all_reduce 2(N-1)/N x 4Ψ = 2 x 3/4 x 4 x 103451");
+    t.stage = ZERO_1, t.clip = 1;
+    ck_assert_str_eq(theory_traffic_text(&t), "reduce_scatter (N-1)/N x 4Ψ_pad + all_gather (N-1)/N x 4Ψ_pad + clip "
+                                              "all_reduce 2(N-1)/N x 8 (Ψ_pad = 103452)");
+    t.grad_allreduce = 1, t.clip = 0;
+    ck_assert_str_eq(theory_traffic_text(&t), "all_reduce 2(N-1)/N x 4Ψ + all_gather (N-1)/N x 4Ψ_pad (Ψ_pad = 103452)");
+    t.stage = ZERO_2, t.accum = 3;
+    ck_assert_str_eq(theory_traffic_text(&t),
+                     "3 x reduce_scatter (N-1)/N x 4Ψ_pad + all_gather (N-1)/N x 4Ψ_pad (Ψ_pad = 103452)");
+    t = (Traffic){ .stage = ZERO_3, .b = 2, .accum = 1, .overflow_flag = 1, .clip = 1, .dtype = "bf16",
+                   .psi = 103451, .psi_pad = 103452, .n = 4 };
+    ck_assert_str_eq(theory_traffic_text(&t), "1 x (all_gather (N-1)/N x 2Ψ_pad + all_gather (N-1)/N x 2(Ψ_pad - last "
+                                              "layer) + reduce_scatter (N-1)/N x 2Ψ_pad) + overflow flag all_reduce "
+                                              "2(N-1)/N x 4 + clip all_reduce 2(N-1)/N x 8 (Ψ_pad = 103452, bf16)");
+}
+END_TEST
+
 START_TEST(test_ring_model) {
     // What one rank sends in the ring algorithm: 2(N-1)/N of the buffer in an
     // all-reduce, (N-1)/N in a reduce-scatter or an all-gather; nothing alone.
@@ -56,6 +85,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_paper_figure);
     tcase_add_test(tc, test_course_model);
     tcase_add_test(tc, test_ring_model);
+    tcase_add_test(tc, test_texts);
     suite_add_tcase(s, tc);
     return s;
 }
