@@ -32,7 +32,6 @@ void hier_all_reduce(char *buf, size_t n, DType dt, RedOp op) {
     //| the sum over every rank; an all-gather inside the node gives every rank
     //| every chunk. Only the middle step crosses nodes, and only with 1/K of the
     //| buffer.
-    //| README: lc1_distributed_adam/README.md, "Exercise".
     Group node = p2p_node(), cross = p2p_cross();
     size_t esz = dtype_size(dt), at = chunk_first(&node, n, node.me), len = chunk_len(&node, n, node.me);
     ring_reduce_scatter_inplace(&node, buf, n, dt, op);

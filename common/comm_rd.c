@@ -116,7 +116,6 @@ void rd_all_reduce(const Group *g, char *buf, size_t n, DType dt, RedOp op) {
     //| receives. Last, each odd member of the first 2 rem sends the result to its
     //| even partner. Every byte goes through send_to or send_recv (counted).
     //| Scratch from p2p_scratch(SCRATCH_TMP, bytes), kept between calls.
-    //| README: lc1_distributed_adam/README.md, "Exercise".
     Fold f = fold_of(g->size);
     int r = g->me, v = virtual_of(f, r);
     size_t bytes = n * dtype_size(dt);

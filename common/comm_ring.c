@@ -40,7 +40,6 @@ void ring_reduce_scatter_inplace(const Group *g, char *buf, size_t n, DType dt, 
     //| sum over every member: the all-gather (lc1.3) then starts from there.
     //| Scratch from p2p_scratch(SCRATCH_TMP, bytes), which the backend keeps
     //| between calls.
-    //| README: lc1_distributed_adam/README.md, "Exercise".
     int N = g->size, r = g->me;
     size_t esz = dtype_size(dt);
     char *tmp = p2p_scratch(SCRATCH_TMP, (n / N + 1) * esz);
@@ -63,7 +62,6 @@ void ring_all_gather_inplace(const Group *g, char *buf, size_t n, DType dt) {
     //| the right and receives the next from the left, straight into place
     //| (send_recv). After the last step every member holds every chunk. N = 1:
     //| nothing to do.
-    //| README: lc1_distributed_adam/README.md, "Exercise".
     int N = g->size, r = g->me;
     size_t esz = dtype_size(dt);
     for (int s = 0; s < N - 1; s++) {
@@ -91,7 +89,6 @@ void ring_reduce_scatter(const Group *g, const char *send, char *recv, size_t co
     //| left's, add your own share of that slice to it. Count every byte through
     //| send_recv. N = 1: recv is your own slice. Scratch from p2p_scratch
     //| (SCRATCH_ACC and SCRATCH_TMP).
-    //| README: lc1_distributed_adam/README.md, "Exercise".
     int N = g->size, r = g->me;
     size_t bytes = count * dtype_size(dt);
     char *acc = p2p_scratch(SCRATCH_ACC, bytes), *tmp = p2p_scratch(SCRATCH_TMP, bytes);

@@ -141,7 +141,6 @@ void adam_update(float *p, const float *g, float *m, float *v, size_t n,
     //| CUDA kernel's, so hand them to it before your CPU loop, as the kernels
     //| around this one do: ON_GPU(cuda_adam_update(p, g, m, v, n, decay, step_size,
     //| bc2_sqrt, beta1, beta2, eps)) (kernels_cuda.h; the CPU build ignores it).
-    //| README: lc0_adam/README.md, "Exercise".
     float decay = 1.0f - h->lr * h->weight_decay;
     float step_size = (float)(h->lr / (1.0 - pow(h->beta1, (double)step)));
     float bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));

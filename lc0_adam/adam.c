@@ -191,7 +191,6 @@ void adam_alloc(Adam *o, const Args *a, size_t n) {
 // Backward adds into the gradients, so they must start each step at zero.
 void zero_grad(Model *m) {
     // EXERCISE lc0.2: set all m->numel gradients to zero (kernels.h has fill)
-    //| README: lc0_adam/README.md, "Exercise".
     fill(m->grads, 0.0f, m->numel);
     // STUB: (void)m;
     // END EXERCISE
@@ -204,7 +203,6 @@ double clip_grads(Model *m, float max_norm) {
     //| The norm is the L2 norm of all gradients together (sum_squares adds
     //| squares in double); multiply them all by clip_factor(norm, max_norm),
     //| which is min(1, max_norm / (norm + 1e-6)). Return the norm before clipping.
-    //| README: lc0_adam/README.md, "Exercise".
     double norm = sqrt(sum_squares(m->grads, m->numel));
     scale(m->grads, clip_factor(norm, max_norm), m->numel);
     return norm;
@@ -353,7 +351,6 @@ double model_state_formula(const Model *m) {
     // EXERCISE lc0.4: the bytes of model state this stage keeps, from Ψ = m->numel
     //| Count what mem holds between steps: params, grads, Adam m and v, fp32.
     //| common/theory.h has the formulas of every stage (theory_model_state).
-    //| README: lc0_adam/README.md, "Exercise".
     return theory_model_state(ZERO_DDP, (double)m->numel, (double)m->numel, 1, 4, 8);
     // STUB: (void)m;
     // STUB: return 0.0;

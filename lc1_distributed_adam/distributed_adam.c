@@ -296,7 +296,6 @@ double train_step(Trainer *t, long step) {
     //| its summed loss; give it the global B, so the shares add up to the mean over
     //| all B examples. Then one all-reduce sums the gradients over ranks (every
     //| rank ends with the same gradient), and comm_metric_sum sums the loss.
-    //| README: lc1_distributed_adam/README.md, "Exercise".
     for (int k = 0; k < t->a.accum; k++) {
         data_batch(&t->data, step, B, rt.rank * per_rank + k * x->rows, x->rows, x->ctx, x->targets);
         loss += forward_backward(t, B);
@@ -365,7 +364,6 @@ double comm_theory(const Trainer *t) {
     // EXERCISE lc1.5: the bytes each rank sends per step, in the ring model
     //| One all-reduce of Ψ = t->model.numel floats per step, whatever --accum;
     //| common/theory.h has the ring model (theory_all_reduce, theory_comm).
-    //| README: lc1_distributed_adam/README.md, "Exercise".
     return theory_comm(ZERO_DDP, (double)t->model.numel, (double)t->model.numel, rt.world, 4);
     // STUB: (void)t;
     // STUB: return 0.0;

@@ -126,7 +126,6 @@ size_t own_numel(const Layer *L) {
     //| rank r's slice is [r x shard, (r + 1) x shard). The padding is at the end,
     //| so the last slices may be partly padding, and with a layer smaller than N
     //| some ranks own none of it. Adam and clipping read exactly these elements.
-    //| README: lc2_zero1/README.md, "Exercise".
     size_t first = (size_t)rt.rank * L->shard;
     return first >= L->numel ? 0 : (L->numel - first < L->shard ? L->numel - first : L->shard);
     // STUB: (void)L;
@@ -175,7 +174,6 @@ void reduce_scatter_grads(Trainer *t) {
     //| rank's own slot: recv = send + rank x shard). A segment whose length does not
     //| divide by N goes through padded_segment's buffer, its padding zeroed, and
     //| the real elements of the slice are copied back (own_numel).
-    //| README: lc2_zero1/README.md, "Exercise".
     Model *m = &t->model;
     for (int l = 0; l < m->nlayers; l++) {
         const Layer *L = &m->layer[l];
@@ -198,7 +196,6 @@ void all_gather_params(Trainer *t) {
     //| every rank holds all of m->params again. One comm_all_gather per layer, in
     //| place (send = this rank's slot of the segment), through padded_segment's
     //| buffer when the segment does not divide by N.
-    //| README: lc2_zero1/README.md, "Exercise".
     Model *m = &t->model;
     for (int l = 0; l < m->nlayers; l++) {
         const Layer *L = &m->layer[l];
@@ -307,7 +304,6 @@ double clip_grads(Model *m, float max_norm) {
     //| of its own slices only (own_slice, own_numel). Every rank must compute the
     //| same factor, clip_factor(norm, max_norm), and scale its slices by it. Send
     //| as little as you can. Return the norm before clipping.
-    //| README: lc2_zero1/README.md, "Exercise".
     double sq = 0.0;
     for (int l = 0; l < m->nlayers; l++)
         sq += sum_squares(own_slice(m, m->grads, l), own_numel(&m->layer[l]));
@@ -329,7 +325,6 @@ void adam_step(Adam *o, Model *m) {
     //| (layer l's at L->soff). The params and grads are full buffers; this rank's
     //| slice of layer l is own_slice, own_numel of it real. One step count for the
     //| whole model.
-    //| README: lc2_zero1/README.md, "Exercise".
     o->step++;
     for (int l = 0; l < m->nlayers; l++) {
         const Layer *L = &m->layer[l];
@@ -487,7 +482,6 @@ double model_state_formula(const Model *m) {
     // EXERCISE lc2.6: the stage's formulas: its model state (here) and traffic (comm_theory)
     //| Ψ = m->numel, Ψ_pad = m->shard_numel x N (common/theory.h has both formulas
     //| for every stage).
-    //| README: lc2_zero1/README.md, "Exercise".
     return theory_model_state(ZERO_1, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
     // STUB: (void)m;
     // STUB: return 0.0;
@@ -499,7 +493,6 @@ double model_state_formula(const Model *m) {
 double comm_theory(const Trainer *t) {
     // EXERCISE lc2.6: the bytes each rank sends per step, in the ring model
     //| Both --grad-sync modes, and the clipping scalar when --clip is on.
-    //| README: lc2_zero1/README.md, "Exercise".
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
     double sync = strcmp(t->a.grad_sync, "allreduce") == 0

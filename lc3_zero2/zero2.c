@@ -196,7 +196,6 @@ void reduce_scatter_wait(Trainer *t) {
     //| also measures how much of it ran under compute (the report prints it). Only
     //| then may the bucket's buffer go back to mem: the comm thread reads it until
     //| the collective completes. Leave the bucket and t->sending empty.
-    //| README: lc3_zero2/README.md, "Exercise".
     Bucket *b = t->sending;
     if (!b) return;
     comm_wait_timed(b->req, &t->rs);
@@ -217,7 +216,6 @@ void reduce_scatter_launch(Trainer *t, Bucket *b) {
     //| (add them into your own part first). Launch without waiting
     //| (comm_reduce_scatter_async) and remember the bucket in t->sending; only one
     //| may be in flight, so wait for the previous one first (lc3.2).
-    //| README: lc3_zero2/README.md, "Exercise".
     reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
     const Model *m = &t->model;
     float *shards = m->grads + m->layer[b->lo].soff;
@@ -522,7 +520,6 @@ void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 0, next_symbol
 double model_state_formula(const Model *m) {
     // EXERCISE lc3.3: the stage's formulas: its model state (here) and traffic (comm_theory)
     //| Ψ = m->numel, Ψ_pad = m->shard_numel x N; common/theory.h.
-    //| README: lc3_zero2/README.md, "Exercise".
     return theory_model_state(ZERO_2, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
     // STUB: (void)m;
     // STUB: return 0.0;
@@ -534,7 +531,6 @@ double model_state_formula(const Model *m) {
 double comm_theory(const Trainer *t) {
     // EXERCISE lc3.3: the bytes each rank sends per step, in the ring model
     //| With --accum K every micro-batch reduce-scatters; the clipping scalar when --clip is on.
-    //| README: lc3_zero2/README.md, "Exercise".
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
     double sync = theory_comm(ZERO_2, psi, pad, rt.world, 4) +

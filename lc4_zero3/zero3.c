@@ -239,7 +239,6 @@ float *gather_params(Trainer *t, int l, int next) {
     //| before waiting; then wait for l's (comm_wait_timed(req, &t->ag): the report
     //| prints the overlap) and return its buffer. A layer still gathered (the last
     //| one, kept from forward for backward) is not gathered again.
-    //| README: lc4_zero3/README.md, "Exercise".
     if (!t->gathered[l]) gather_launch(t, l);
     if (t->a.prefetch && next >= 0 && next < t->model.nlayers && !t->gathered[next])
         gather_launch(t, next);
@@ -257,7 +256,6 @@ void gather_free(Trainer *t, int l) {
     // EXERCISE lc4.2: layer l has run: its full params go back to mem
     //| Free the buffer, and say the layer is no longer gathered, so the next use
     //| gathers it again (after the step the slices have changed).
-    //| README: lc4_zero3/README.md, "Exercise".
     mem_free(t->gathered[l]);
     t->gathered[l] = NULL;
     // STUB: (void)t, (void)l;
@@ -535,7 +533,6 @@ void sample_words(Trainer *t) { report_samples(&t->a, t->model.T, 1, next_symbol
 double model_state_formula(const Model *m) {
     // EXERCISE lc4.3: the stage's formulas: its model state (here) and traffic (comm_theory)
     //| Ψ = m->numel, Ψ_pad = m->shard_numel x N; common/theory.h.
-    //| README: lc4_zero3/README.md, "Exercise".
     return theory_model_state(ZERO_3, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, 4, 8);
     // STUB: (void)m;
     // STUB: return 0.0;
@@ -549,7 +546,6 @@ double comm_theory(const Trainer *t) {
     // EXERCISE lc4.3: the bytes each rank sends per step, in the ring model
     //| Per micro-batch the gathers of forward and backward and the reduce-scatter;
     //| the last layer is gathered once; the clipping scalar when --clip is on.
-    //| README: lc4_zero3/README.md, "Exercise".
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world);
     double last = 4.0 * (double)m->layer[m->nlayers - 1].pad;

@@ -86,7 +86,10 @@ typedef struct {
     float *f32;                 // a layer's output in fp32 before it is stored; then the logits
     float *d32;                 // gradient w.r.t. the current activation (values of dt)
     void *d16;                  // the same in dt: what the 16-bit products read
-    float *b32, *g32, *gs32;    // fp32 scratch: a layer's bias, its gradient, a slice of it
+    // fp32 scratch of backward and the update: a layer's bias, its gradient, this
+    // rank's slice of it unscaled. Working space like d32, so counted with it as
+    // activations: the grads category holds the gradients the step keeps.
+    float *bias32, *grad32, *unscaled;
     uint8_t *ctx;               // [rows][T] context symbols
     int *targets;               // [rows]
 } Acts;
@@ -110,8 +113,6 @@ typedef struct {
     float scale;                // the loss is multiplied by it before backward
     int window, clean;          // clean steps that double it; clean steps so far
     long skipped;               // steps skipped for an overflow
-    float used;                 // the scale the last step ran with
-    long counted;               // skipped, as the floor check last saw it
     int at_floor;               // steps skipped in a row at the lowest scale
 } Scaler;
 
@@ -305,9 +306,9 @@ void acts_alloc(Acts *x, const Model *m, int rows) {
     x->f32 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
     x->d32 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
     x->d16 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * e);
-    x->b32 = mem_alloc(MEM_ACTIVATIONS, out * sizeof(float));
-    x->g32 = mem_alloc(MEM_ACTIVATIONS, numel * sizeof(float));
-    x->gs32 = mem_alloc(MEM_ACTIVATIONS, shard * sizeof(float));
+    x->bias32 = mem_alloc(MEM_ACTIVATIONS, out * sizeof(float));
+    x->grad32 = mem_alloc(MEM_ACTIVATIONS, numel * sizeof(float));
+    x->unscaled = mem_alloc(MEM_ACTIVATIONS, shard * sizeof(float));
     x->ctx = mem_alloc(MEM_DATA, (size_t)rows * m->T);
     x->targets = mem_alloc(MEM_DATA, (size_t)rows * sizeof(int));
 }
@@ -317,9 +318,9 @@ void acts_free(Acts *x, const Model *m) {
     mem_free(x->f32);
     mem_free(x->d32);
     mem_free(x->d16);
-    mem_free(x->b32);
-    mem_free(x->g32);
-    mem_free(x->gs32);
+    mem_free(x->bias32);
+    mem_free(x->grad32);
+    mem_free(x->unscaled);
     mem_free(x->ctx);
     mem_free(x->targets);
 }
@@ -340,8 +341,8 @@ void forward(Trainer *t, int rows) {
         float *y = x->f32;
         void *W = gather_params(t, l, l + 1);  // weight [out, in], then the bias
         matmul_dt(y, x->act[l], W, m->dt, rows, L->out, L->in, 0, 1, 0.0f);
-        cast_to_f32(x->b32, dtype_at(W, m->dt, (size_t)L->out * L->in), m->dt, (size_t)L->out);
-        bias_add(y, x->b32, rows, L->out);
+        cast_to_f32(x->bias32, dtype_at(W, m->dt, (size_t)L->out * L->in), m->dt, (size_t)L->out);
+        bias_add(y, x->bias32, rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
         cast_from_f32(x->act[l + 1], y, m->dt, (size_t)rows * L->out);
         if (l < m->nlayers - 1) gather_free(t, l);
@@ -375,10 +376,10 @@ double forward_backward(Trainer *t, int global_batch) {
         round_to(d, m->dt, (size_t)rows * L->out);
         cast_from_f32(x->d16, d, m->dt, (size_t)rows * L->out);
         void *g = mem_alloc(MEM_GRADS, L->pad * dtype_size(m->dt));  // zeros, padding included
-        matmul_dt(x->g32, x->d16, x->act[l], m->dt, L->out, L->in, rows, 1, 0, 0.0f);
-        fill(x->g32 + (size_t)L->out * L->in, 0.0f, (size_t)L->out);
-        bias_grad(x->g32 + (size_t)L->out * L->in, d, rows, L->out);
-        cast_from_f32(g, x->g32, m->dt, L->numel);  // computed in fp32, stored in dt
+        matmul_dt(x->grad32, x->d16, x->act[l], m->dt, L->out, L->in, rows, 1, 0, 0.0f);
+        fill(x->grad32 + (size_t)L->out * L->in, 0.0f, (size_t)L->out);
+        bias_grad(x->grad32 + (size_t)L->out * L->in, d, rows, L->out);
+        cast_from_f32(g, x->grad32, m->dt, L->numel);  // computed in fp32, stored in dt
         grads_ready(t, l, g);  // may launch a reduce-scatter: it runs under what follows
         if (l == 0) {  // the input is data: no gradient needed
             gather_free(t, 0);
@@ -418,20 +419,19 @@ void scaler_init(Scaler *s, const Args *a) {
     s->window = a->scale_window;
     s->clean = 0;
     s->skipped = 0;
-    s->used = s->scale;
-    s->counted = 0;
     s->at_floor = 0;
 }
 
 // After each step: an overflow halves a dynamic scale (never below MIN_SCALE);
-// window clean steps in a row double it (never above MAX_SCALE).
+// window clean steps in a row double it (never above MAX_SCALE). It also counts
+// the overflows in a row at the lowest scale, where halving cannot help.
 void scaler_update(Scaler *s, int overflow) {
+    float used = s->scale, lowest = s->dynamic ? MIN_SCALE : s->scale;
     // EXERCISE lc5.4: the dynamic loss scale's rule, after each step
     //| An overflow counts a skipped step and breaks the run of clean steps; a
     //| dynamic scale then halves, but never below MIN_SCALE. s->window clean steps
     //| in a row double a dynamic scale, unless that would pass MAX_SCALE, and
     //| start a new run. A static scale never moves.
-    //| README: lc5_mixed_precision/README.md, "Exercise".
     if (overflow) {
         s->skipped++;
         s->clean = 0;
@@ -442,26 +442,21 @@ void scaler_update(Scaler *s, int overflow) {
     }
     // STUB: (void)s, (void)overflow;
     // END EXERCISE
+    s->at_floor = overflow && used <= lowest ? s->at_floor + 1 : 0;
 }
 
-// After each step's update, the same on every rank: NULL, or why training
-// stops: MAX_SKIPS_AT_FLOOR steps in a row skipped with the scale at its lowest
-// (MIN_SCALE, or a static scale), where halving cannot help (DeepSpeed stops
+// After each step, the same on every rank: NULL, or why training stops:
+// MAX_SKIPS_AT_FLOOR steps in a row skipped at the lowest scale (DeepSpeed stops
 // there too; PyTorch's GradScaler has no floor and would skip forever).
-const char *scaler_stuck(Scaler *s, long step) {
+const char *scaler_stuck(const Scaler *s, long step) {
     static char why[256];
-    float floor = s->dynamic ? MIN_SCALE : s->scale;
-    int skipped = s->skipped > s->counted;
-    s->at_floor = skipped && s->used <= floor ? s->at_floor + 1 : 0;
-    s->counted = s->skipped;
-    s->used = s->scale;
     if (s->at_floor < MAX_SKIPS_AT_FLOOR) return NULL;
     if (s->dynamic)
         snprintf(why, sizeof why, "step %ld: %d steps in a row overflowed with the loss scale at its lowest, %g: the "
-                 "gradients overflow even unscaled; training stopped", step + 1, s->at_floor, floor);
+                 "gradients overflow even unscaled; training stopped", step + 1, s->at_floor, MIN_SCALE);
     else
         snprintf(why, sizeof why, "step %ld: %d steps in a row overflowed at the static loss scale %g (try a smaller "
-                 "--loss-scale, or dynamic); training stopped", step + 1, s->at_floor, floor);
+                 "--loss-scale, or dynamic); training stopped", step + 1, s->at_floor, s->scale);
     return why;
 }
 
@@ -471,7 +466,6 @@ int grads_finite(Model *m) {
     //| Each rank sees only its own slices (all_finite_dt); every rank must reach the
     //| same answer, or the ranks that step and those that skip would hold different
     //| models from then on. One int is enough to agree on it.
-    //| README: lc5_mixed_precision/README.md, "Exercise".
     int finite = all_finite_dt(m->grads, m->dt, m->shard_numel);
     comm_all_reduce(&finite, 1, DT_I32, OP_MIN);
     return finite;
@@ -485,15 +479,14 @@ float *unscaled_grads(Trainer *t, int l) {
     // EXERCISE lc5.2: this rank's gradient slice of layer l, in fp32, with the loss scale taken out
     //| m->grads holds the slices in dt (layer l's at L->soff; dtype_at finds it),
     //| computed from the loss times t->scaler.scale. Widen own_numel(L) of them into
-    //| the fp32 scratch t->acts.gs32 and undo the scale there; return the scratch.
-    //| README: lc5_mixed_precision/README.md, "Exercise".
+    //| the fp32 scratch t->acts.unscaled and undo the scale there; return the scratch.
     const Model *m = &t->model;
     const Layer *L = &m->layer[l];
-    cast_to_f32(t->acts.gs32, dtype_at(m->grads, m->dt, L->soff), m->dt, own_numel(L));
-    scale(t->acts.gs32, 1.0f / t->scaler.scale, own_numel(L));
-    return t->acts.gs32;
+    cast_to_f32(t->acts.unscaled, dtype_at(m->grads, m->dt, L->soff), m->dt, own_numel(L));
+    scale(t->acts.unscaled, 1.0f / t->scaler.scale, own_numel(L));
+    return t->acts.unscaled;
     // STUB: (void)l;
-    // STUB: return t->acts.gs32;
+    // STUB: return t->acts.unscaled;
     // END EXERCISE
 }
 
@@ -519,7 +512,6 @@ void adam_step(Trainer *t, float clip) {
     //| then the params the layers read, in dt, rounded once from the new master
     //| (cast_from_f32). Not Adam on the 16-bit params: a step smaller than half of
     //| bf16's spacing rounds away. One step count for the whole model.
-    //| README: lc5_mixed_precision/README.md, "Exercise".
     Adam *o = &t->opt;
     Model *m = &t->model;
     o->step++;
@@ -591,8 +583,6 @@ void describe_state(void *trainer, TrainState *s) {
     state_value(s, "scale", &c->scale);
     state_value(s, "clean", &c->clean);
     state_value(s, "skipped", &c->skipped);
-    state_value(s, "used", &c->used);
-    state_value(s, "counted", &c->counted);
     state_value(s, "at_floor", &c->at_floor);
 }
 
@@ -602,7 +592,7 @@ void describe_state(void *trainer, TrainState *s) {
 long resume_state(Trainer *t) {
     float scale = t->scaler.scale;
     long done = checkpoint_resume(describe_state, t);
-    if (!t->scaler.dynamic) t->scaler.scale = t->scaler.used = scale;
+    if (!t->scaler.dynamic) t->scaler.scale = scale;
     return done;
 }
 
@@ -643,7 +633,6 @@ int optimizer_step(Trainer *t) {
     //| With clipping, the factor is clip_factor(grad_norm(t), t->a.clip). A skipped
     //| step leaves params, master, m, v and Adam's step count as they are; either
     //| way the scaler learns the outcome (scaler_update).
-    //| README: lc5_mixed_precision/README.md, "Exercise".
     int finite = grads_finite(&t->model);
     if (finite) adam_step(t, t->a.clip > 0 ? clip_factor(grad_norm(t), t->a.clip) : 1.0f);
     scaler_update(&t->scaler, !finite);
@@ -730,7 +719,6 @@ double model_state_formula(const Model *m) {
     // EXERCISE lc5.5: the stage's formulas: its model state (here) and traffic (comm_theory)
     //| Ψ = m->numel, Ψ_pad = m->shard_numel x N; params and grads of dtype_size(m->dt)
     //| bytes; fp32 master, m and v; in fp32 the params are the master (no copy).
-    //| README: lc5_mixed_precision/README.md, "Exercise".
     int b = (int)dtype_size(m->dt);  // in fp32 the params are the master: k = 8, not 12
     return theory_model_state(ZERO_3, (double)m->numel, (double)(m->shard_numel * rt.world), rt.world, b,
                               m->dt == DT_F32 ? 8 : 12);
@@ -747,7 +735,6 @@ double comm_theory(const Trainer *t) {
     // EXERCISE lc5.5: the bytes each rank sends per step, in the ring model
     //| lc4's collectives with elements of dtype_size(m->dt) bytes, and the
     //| overflow flag's all-reduce every step.
-    //| README: lc5_mixed_precision/README.md, "Exercise".
     const Model *m = &t->model;
     double psi = (double)m->numel, pad = (double)(m->shard_numel * rt.world), e = (double)dtype_size(m->dt);
     double last = e * (double)m->layer[m->nlayers - 1].pad;

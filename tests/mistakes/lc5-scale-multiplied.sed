@@ -2,4 +2,4 @@
 # file: lc5_mixed_precision/mixed_precision.c
 # check: lc5.2a
 # says: multiplied by the scale where it must be divided
-s/^    scale(t->acts.gs32, 1.0f \/ t->scaler.scale, own_numel(L));/    scale(t->acts.gs32, t->scaler.scale, own_numel(L));/
+s/^    scale(t->acts.unscaled, 1.0f \/ t->scaler.scale, own_numel(L));/    scale(t->acts.unscaled, t->scaler.scale, own_numel(L));/
