@@ -191,7 +191,7 @@ void reduce_scatter_grads(Trainer *t) {
 
 // Every rank has updated its slices of the params: gather them all back.
 void all_gather_params(Trainer *t) {
-    // EXERCISE lc2.4: one all-gather per layer of the params
+    // EXERCISE lc2.3: one all-gather per layer of the params
     //| Each rank has updated own_slice(m, m->params, l) of every layer; after this
     //| every rank holds all of m->params again. One comm_all_gather per layer, in
     //| place (send = this rank's slot of the segment), through padded_segment's
@@ -299,7 +299,7 @@ void zero_grad(Model *m) {
 // number to all-reduce, and every rank computes the same factor. Returns the
 // norm before clipping.
 double clip_grads(Model *m, float max_norm) {
-    // EXERCISE lc2.5: global-norm clipping from the slices
+    // EXERCISE lc2.4: global-norm clipping from the slices
     //| The norm is over the whole gradient, but each rank holds the summed gradient
     //| of its own slices only (own_slice, own_numel). Every rank must compute the
     //| same factor, clip_factor(norm, max_norm), and scale its slices by it. Send
@@ -320,7 +320,7 @@ double clip_grads(Model *m, float max_norm) {
 
 // Updates this rank's slice of every layer; m and v exist for nothing else.
 void adam_step(Adam *o, Model *m) {
-    // EXERCISE lc2.3: one Adam step on this rank's slice of every layer
+    // EXERCISE lc2.5: one Adam step on this rank's slice of every layer
     //| o->m and o->v hold Ψ_pad/N elements: this rank's slices, layer after layer
     //| (layer l's at L->soff). The params and grads are full buffers; this rank's
     //| slice of layer l is own_slice, own_numel of it real. One step count for the

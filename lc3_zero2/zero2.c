@@ -191,7 +191,7 @@ void buckets_plan(Trainer *t) {
 
 // Waits for the reduce-scatter in flight, then frees its full gradients.
 void reduce_scatter_wait(Trainer *t) {
-    // EXERCISE lc3.2: wait for the reduce-scatter in flight (t->sending), then free its full gradient
+    // EXERCISE lc3.1: wait for the reduce-scatter in flight (t->sending), then free its full gradient
     //| Nothing in flight: nothing to do. Wait with comm_wait_timed(req, &t->rs), which
     //| also measures how much of it ran under compute (the report prints it). Only
     //| then may the bucket's buffer go back to mem: the comm thread reads it until
@@ -208,14 +208,14 @@ void reduce_scatter_wait(Trainer *t) {
 
 // Sends bucket b's gradient: each rank gets the sum over ranks of its slices.
 void reduce_scatter_launch(Trainer *t, Bucket *b) {
-    // EXERCISE lc3.1: launch bucket b's reduce-scatter, asynchronously, into this rank's slices
+    // EXERCISE lc3.2: launch bucket b's reduce-scatter, asynchronously, into this rank's slices
     //| b->buf holds the bucket's full gradients rank-major: N parts of b->count
     //| elements, part r being rank r's slices. The result goes to this rank's
     //| gradient slices of those layers (m->grads from the bucket's first layer's
     //| soff), which already hold the earlier micro-batches' sums: keep them in
     //| (add them into your own part first). Launch without waiting
     //| (comm_reduce_scatter_async) and remember the bucket in t->sending; only one
-    //| may be in flight, so wait for the previous one first (lc3.2).
+    //| may be in flight, so wait for the previous one first (lc3.1).
     reduce_scatter_wait(t);  // one in flight at a time keeps the memory bounded
     const Model *m = &t->model;
     float *shards = m->grads + m->layer[b->lo].soff;

@@ -427,7 +427,7 @@ void scaler_init(Scaler *s, const Args *a) {
 // the overflows in a row at the lowest scale, where halving cannot help.
 void scaler_update(Scaler *s, int overflow) {
     float used = s->scale, lowest = s->dynamic ? MIN_SCALE : s->scale;
-    // EXERCISE lc5.4: the dynamic loss scale's rule, after each step
+    // EXERCISE lc5.1: the dynamic loss scale's rule, after each step
     //| An overflow counts a skipped step and breaks the run of clean steps; a
     //| dynamic scale then halves, but never below MIN_SCALE. s->window clean steps
     //| in a row double a dynamic scale, unless that would pass MAX_SCALE, and
@@ -462,7 +462,7 @@ const char *scaler_stuck(const Scaler *s, long step) {
 
 // 1 on every rank if no rank's gradient slices hold an inf or NaN.
 int grads_finite(Model *m) {
-    // EXERCISE lc5.3: did any rank's gradient overflow? (here), and the step skipped if so (optimizer_step)
+    // EXERCISE lc5.2: did any rank's gradient overflow? (here), and the step skipped if so (optimizer_step)
     //| Each rank sees only its own slices (all_finite_dt); every rank must reach the
     //| same answer, or the ranks that step and those that skip would hold different
     //| models from then on. One int is enough to agree on it.
@@ -476,7 +476,7 @@ int grads_finite(Model *m) {
 
 // This rank's gradient slice of layer l in fp32, divided by the loss scale.
 float *unscaled_grads(Trainer *t, int l) {
-    // EXERCISE lc5.2: this rank's gradient slice of layer l, in fp32, with the loss scale taken out
+    // EXERCISE lc5.3: this rank's gradient slice of layer l, in fp32, with the loss scale taken out
     //| m->grads holds the slices in dt (layer l's at L->soff; dtype_at finds it),
     //| computed from the loss times t->scaler.scale. Widen own_numel(L) of them into
     //| the fp32 scratch t->acts.unscaled and undo the scale there; return the scratch.
@@ -506,7 +506,7 @@ double grad_norm(Trainer *t) {
 // times clip; m and v exist for nothing else. The layers read the result
 // rounded to dt.
 void adam_step(Trainer *t, float clip) {
-    // EXERCISE lc5.1: one Adam step on the fp32 master, then the 16-bit params rounded from it
+    // EXERCISE lc5.4: one Adam step on the fp32 master, then the 16-bit params rounded from it
     //| For each layer: this rank's gradient slice, unscaled (unscaled_grads) and
     //| times clip; Adam on the master slice (m->master at L->soff) with m and v;
     //| then the params the layers read, in dt, rounded once from the new master
@@ -629,7 +629,7 @@ void trainer_teardown(Trainer *t) {
 // (params, master, m, v and the step count stay as they are) and a dynamic loss
 // scale halves. Returns 1 if the step was taken.
 int optimizer_step(Trainer *t) {
-    // EXERCISE lc5.3: the step, or its skip on every rank alike
+    // EXERCISE lc5.2: the step, or its skip on every rank alike
     //| With clipping, the factor is clip_factor(grad_norm(t), t->a.clip). A skipped
     //| step leaves params, master, m, v and Adam's step count as they are; either
     //| way the scaler learns the outcome (scaler_update).

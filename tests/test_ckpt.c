@@ -596,6 +596,15 @@ START_TEST(test_manifest) {
         ck_assert_msg(err && (strstr(err, "is corrupt") || strstr(err, "is incomplete")), "change %zu accepted: %s",
                       i, err ? err : "(no error)");
     }
+    // A manifest with fewer file lines than ranks (cut after its rank 1) is
+    // incomplete, not corrupt: nothing in it is wrong, something is missing.
+    FILE *h = fopen(path_of("short_manifest"), "w");
+    char *cut = strstr(text, "file rank-00002");
+    ck_assert_ptr_nonnull(cut);
+    fprintf(h, "%.*send\n", (int)(cut - text), text);
+    fclose(h);
+    const char *why = manifest_read(&back, path_of("short_manifest"));
+    ck_assert_msg(why && strstr(why, "is incomplete"), "%s", why ? why : "(accepted)");
     // A checkpoint of format 1 (FNV-1a checksums) is refused with the reason, not as corrupt.
     FILE *g = fopen(path_of("old_manifest"), "w");
     fprintf(g, "zero-course training checkpoint 1%s", strchr(text, '\n'));

@@ -137,6 +137,11 @@ out=$("$BUILD/bin/plan" --params 2851e6 --largest-layer 32e6 --ranks 8)
 if echo "$out" | grep -q "^ZeRO-3 .* 6542750000 .*it prints 6.09GB" &&
    echo "$out" | grep -q "^ZeRO-2 .* 12116750000 .*it prints 11.28GB"; then ok=$((ok + 1))
 else bad=$((bad + 1)); echo "FAIL: plan does not match DeepSpeed's estimator on t5-3b:"; echo "$out"; fi
+# Where 18Ψ/N is not whole DeepSpeed truncates (Python's int()): Ψ = 7, N = 4
+# gives 2 x 7 + int(31.5) = 45 bytes for ZeRO-2, and 4 x 3 + 31 = 43 for ZeRO-3.
+out=$("$BUILD/bin/plan" --params 7 --largest-layer 3 --ranks 4)
+if echo "$out" | grep -q "^ZeRO-2  *45  *45 B " && echo "$out" | grep -q "^ZeRO-3  *43  *43 B "; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: plan's DeepSpeed estimate does not truncate 18Ψ/N:"; echo "$out"; fi
 expect 1 2 "--largest-layer goes with --params" "$BUILD/bin/plan" --hidden 8 --layers 1 --ranks 2 --largest-layer 5
 expect 1 2 "--ranks 0: expected a number" "$BUILD/bin/plan" --params 1e9 --ranks 0
 expect 1 2 "give either --params or --hidden and --layers" "$BUILD/bin/plan" --ranks 8

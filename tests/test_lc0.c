@@ -385,6 +385,66 @@ START_TEST(test_save_and_load) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------
+// sampling (report_samples), with a next-symbol function whose answers are known
+
+typedef struct {
+    int T, calls, random;       // random: any letter, then '.' (one-letter words)
+    uint8_t seen[16][3];        // the first contexts it was asked about
+} FakeModel;
+
+// Not random: after '.' comes 'a', after a 'b', after b 'c', after c '.'.
+static void fake_next(void *model, const uint8_t *ctx, float *probs) {
+    FakeModel *f = model;
+    if (f->calls < 16) memcpy(f->seen[f->calls], ctx, 3);
+    f->calls++;
+    int last = ctx[f->T - 1];
+    for (int c = 0; c < VOCAB; c++)
+        probs[c] = f->random ? (last == 0 ? (c > 0 ? 1.0f / (VOCAB - 1) : 0.0f) : (c == 0 ? 1.0f : 0.0f))
+                             : (c == (last == 3 ? 0 : last + 1) ? 1.0f : 0.0f);
+}
+
+// What report_samples prints with f and this seed, 3 words.
+static void samples_of(FakeModel *f, const char *seed, char *buf, size_t cap) {
+    char *argv[] = { "t", "--sample", "3", "--seed", (char *)seed, "--context", "3" };
+    Args a = args_of("samples", 7, argv);
+    fflush(stdout);
+    FILE *tmp = tmpfile();
+    int saved = dup(1);
+    ck_assert(tmp && saved >= 0 && dup2(fileno(tmp), 1) >= 0);
+    report_samples(&a, f->T, 0, fake_next, f);
+    fflush(stdout);
+    ck_assert(dup2(saved, 1) >= 0);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(buf, 1, cap - 1, tmp);
+    buf[n] = '\0';
+    fclose(tmp);
+}
+
+START_TEST(test_samples) {
+    char out[256], again[256], other[256];
+    FakeModel f = { .T = 3 };
+    samples_of(&f, "5", out, sizeof out);
+    ck_assert_str_eq(out, "\nsamples: abc abc abc\n");  // words end at '.'
+    ck_assert_int_eq(f.calls, 12);
+    // Each context is the one before, shifted left, ending with the symbol drawn;
+    // a word starts from dots.
+    static const uint8_t want[4][3] = { { 0, 0, 0 }, { 0, 0, 1 }, { 0, 1, 2 }, { 1, 2, 3 } };
+    for (int k = 0; k < 12; k++)
+        ck_assert_msg(memcmp(f.seen[k], want[k % 4], 3) == 0, "call %d saw context %d %d %d, want %d %d %d", k,
+                      f.seen[k][0], f.seen[k][1], f.seen[k][2], want[k % 4][0], want[k % 4][1], want[k % 4][2]);
+    // Drawn at random: a seed gives its words, the same each time; another, others.
+    FakeModel r = { .T = 3, .random = 1 };
+    samples_of(&r, "5", out, sizeof out);
+    samples_of(&r, "5", again, sizeof again);
+    samples_of(&r, "6", other, sizeof other);
+    ck_assert_str_eq(out, again);
+    ck_assert_str_ne(out, other);
+    ck_assert_msg(strlen(out) == strlen("\nsamples: x y z\n"), "one-letter words, got '%s'", out);
+}
+END_TEST
+
 START_TEST(test_no_leaks) { ck_assert_uint_eq(mem_live_count(), 0); }
 END_TEST
 
@@ -406,6 +466,8 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "no-comm", 0, "1", "no collectives", test_no_collectives };
     g[n++] = (Graded){ "init", 0, "1", "init as PyTorch, by slice", test_init_like_pytorch_and_by_slice };
     g[n++] = (Graded){ "files", 0, "1", "save and load", test_save_and_load };
+    g[n++] = (Graded){ "samples", 0, "1", "sampled words: the context shifts, '.' ends a word, a seed its words",
+                       test_samples };
     g[n++] = (Graded){ "leaks", 0, "1", "no leaks", test_no_leaks };
     return n;
 }

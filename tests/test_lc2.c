@@ -436,10 +436,10 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "lc2.1a", 10, "1 2 3 4", "own_numel: every real element owned once, padding by nobody", test_shards_cover_every_layer };
     g[n++] = (Graded){ "lc2.2a", 10, "2 3 4", "reduce_scatter_grads: each slice the sum (leftovers poisoned)", test_reduce_scatter_result };
     g[n++] = (Graded){ "lc2.2b", 5, "2 3 4", "one reduce-scatter per layer of 4Ψ_pad a step, no all-reduce", test_reduce_scatter_traffic };
-    g[n++] = (Graded){ "lc2.3a", 10, "1 2 3 4", "adam_step: this rank's slices, one step count", test_adam_own_slice };
-    g[n++] = (Graded){ "lc2.4a", 10, "2 3 4", "all_gather_params: every rank the whole model", test_all_gather_result };
-    g[n++] = (Graded){ "lc2.4b", 5, "2 3 4", "one all-gather per layer of 4Ψ_pad a step", test_all_gather_traffic };
-    g[n++] = (Graded){ "lc2.5a", 10, "1 2 3 4", "clip_grads: the whole gradient's norm, one double sent", test_clip_from_slices };
+    g[n++] = (Graded){ "lc2.3a", 10, "2 3 4", "all_gather_params: every rank the whole model", test_all_gather_result };
+    g[n++] = (Graded){ "lc2.3b", 5, "2 3 4", "one all-gather per layer of 4Ψ_pad a step", test_all_gather_traffic };
+    g[n++] = (Graded){ "lc2.4a", 10, "1 2 3 4", "clip_grads: the whole gradient's norm, one double sent", test_clip_from_slices };
+    g[n++] = (Graded){ "lc2.5a", 10, "1 2 3 4", "adam_step: this rank's slices, one step count", test_adam_own_slice };
     g[n++] = (Graded){ "lc2.6a", 5, "1 2 3 4", "the formulas: 4Ψ + 4Ψ + 8Ψ_pad/N, and the traffic", test_formulas };
     g[n++] = (Graded){ "lc2.6b", 5, "1 2 3 4", "memory and bytes exact, every mode and shape", test_model_state_and_comm_exact };
     g[n++] = (Graded){ "lc2.0a", 10, "1 2 3 4", "the whole stage: lc0's losses and model", test_follows_lc0 };

@@ -96,7 +96,7 @@ START_TEST(test_slices_hold_global_sum) {
         double nans = 0;
         for (size_t i = 0; i < m->shard_numel; i++) nans += isnan(m->grads[i]);
         comm_metric_max(&nans, 1);
-        const char *why = "compare with the instructions of lc3.1";
+        const char *why = "compare with the instructions of lc3.2";
         if (nans > 0) why = "there are NaNs in them: the reduce-scatter read a buffer that was freed before it "
                             "completed (free it only after the wait; make grade fills freed memory with NaN)";
         else if (dist > 1e-5) {
@@ -339,11 +339,11 @@ END_TEST
 
 static int checks(Graded *g) {
     int n = 0;
-    g[n++] = (Graded){ "lc3.1a", 10, "1 2 3 4", "the slices after backward: the whole batch's gradient, accum 3", test_slices_hold_global_sum };
-    g[n++] = (Graded){ "lc3.1b", 5, "1 2 3 4", "the launch returns at once: backward goes on meanwhile", test_launch_does_not_wait };
-    g[n++] = (Graded){ "lc3.1c", 5, "1 2 3 4", "each reduce-scatter has backward compute between launch and wait", test_reduce_scatter_overlaps_backward };
-    g[n++] = (Graded){ "lc3.2a", 10, "1 2 3 4", "a full gradient lives until its reduce-scatter is done, no longer", test_full_grad_freed_when_reduced };
-    g[n++] = (Graded){ "lc3.2b", 5, "1 2 3 4", "the grads' peak: the slices and two layers, not 4Ψ", test_grads_peak };
+    g[n++] = (Graded){ "lc3.1a", 10, "1 2 3 4", "a full gradient lives until its reduce-scatter is done, no longer", test_full_grad_freed_when_reduced };
+    g[n++] = (Graded){ "lc3.1b", 5, "1 2 3 4", "the grads' peak: the slices and two layers, not 4Ψ", test_grads_peak };
+    g[n++] = (Graded){ "lc3.2a", 10, "1 2 3 4", "the slices after backward: the whole batch's gradient, accum 3", test_slices_hold_global_sum };
+    g[n++] = (Graded){ "lc3.2b", 5, "1 2 3 4", "the launch returns at once: backward goes on meanwhile", test_launch_does_not_wait };
+    g[n++] = (Graded){ "lc3.2c", 5, "1 2 3 4", "each reduce-scatter has backward compute between launch and wait", test_reduce_scatter_overlaps_backward };
     g[n++] = (Graded){ "lc3.3a", 5, "1 2 3 4", "the formulas: 4Ψ + 12Ψ_pad/N, and the traffic", test_formulas };
     g[n++] = (Graded){ "lc3.3b", 5, "1 2 3 4", "memory and bytes exact, every shape, bucket and accum", test_model_state_and_comm_exact };
     g[n++] = (Graded){ "lc3.0a", 10, "1 2 3 4", "the whole stage: lc0's losses and model", test_follows_lc0 };

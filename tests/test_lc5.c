@@ -284,7 +284,7 @@ START_TEST(test_saved_model_is_master) {
     double moved = memcmp(s0.master, t.model.master, t.model.shard_numel * 4) != 0;
     comm_metric_max(&moved, 1);
     state_free(&s0);
-    ck_all_msg(moved, "two training steps left the fp32 master as it was: nothing to save (lc5.1 to lc5.3 first)");
+    ck_all_msg(moved, "two training steps left the fp32 master as it was: nothing to save (lc5.4 to lc5.2 first)");
     const char *err = save_params(&t, path);
     ck_all_msg(err == NULL, "save_params: %s", err ? err : "");
     float *mine = mem_alloc(MEM_DATA, t.model.numel * sizeof(float));
@@ -459,7 +459,7 @@ START_TEST(test_static_scale_divides) {
         comm_metric_max(&moved, 1);
         state_free(&s0);
         ck_all_msg(moved, "%s: five steps left the fp32 master as it was, so comparing scales says nothing "
-                   "(lc5.1 to lc5.3 first)", scales[k]);
+                   "(lc5.4 to lc5.2 first)", scales[k]);
         p[k] = mem_alloc(MEM_DATA, t.model.shard_numel * 4);
         copy(p[k], t.model.master, t.model.shard_numel);
         CK_ALL(t.scaler.scale == (k ? 1024.0f : 1.0f) && t.scaler.skipped == 0, "scale %g", t.scaler.scale);
@@ -572,13 +572,13 @@ END_TEST
 
 static int checks(Graded *g) {
     int n = 0;
-    g[n++] = (Graded){ "lc5.1a", 10, "1 2 3 4", "adam_step: Adam on the fp32 master, the bf16 params rounded from it", test_adam_on_master };
-    g[n++] = (Graded){ "lc5.1b", 5, "1 2 3 4", "--save-model writes the fp32 master", test_saved_model_is_master };
-    g[n++] = (Graded){ "lc5.2a", 10, "1 2 3 4", "unscaled_grads: the slice in fp32, divided by the scale", test_unscaled_grads };
-    g[n++] = (Graded){ "lc5.2b", 5, "1 2 3 4", "a static scale of 1024 gives the very model of none", test_static_scale_divides };
-    g[n++] = (Graded){ "lc5.3a", 10, "2 3 4", "an overflow on one rank: every rank skips, nothing moves", test_overflow_on_one_rank_skips_everywhere };
-    g[n++] = (Graded){ "lc5.4a", 10, "1 2 3 4", "the dynamic scale: halved on overflow, doubled after a window", test_dynamic_scale_rule };
-    g[n++] = (Graded){ "lc5.4b", 5, "1 2 3 4", "the dynamic scale never passes MAX_SCALE", test_scale_bounded };
+    g[n++] = (Graded){ "lc5.1a", 10, "1 2 3 4", "the dynamic scale: halved on overflow, doubled after a window", test_dynamic_scale_rule };
+    g[n++] = (Graded){ "lc5.1b", 5, "1 2 3 4", "the dynamic scale never passes MAX_SCALE", test_scale_bounded };
+    g[n++] = (Graded){ "lc5.2a", 10, "2 3 4", "an overflow on one rank: every rank skips, nothing moves", test_overflow_on_one_rank_skips_everywhere };
+    g[n++] = (Graded){ "lc5.3a", 10, "1 2 3 4", "unscaled_grads: the slice in fp32, divided by the scale", test_unscaled_grads };
+    g[n++] = (Graded){ "lc5.3b", 5, "1 2 3 4", "a static scale of 1024 gives the very model of none", test_static_scale_divides };
+    g[n++] = (Graded){ "lc5.4a", 10, "1 2 3 4", "adam_step: Adam on the fp32 master, the bf16 params rounded from it", test_adam_on_master };
+    g[n++] = (Graded){ "lc5.4b", 5, "1 2 3 4", "--save-model writes the fp32 master", test_saved_model_is_master };
     g[n++] = (Graded){ "lc5.5a", 5, "1 2 3 4", "the formulas: (2 + 2 + 12)Ψ_pad/N, and the traffic", test_formulas };
     g[n++] = (Graded){ "lc5.5b", 5, "1 2 3 4", "memory and bytes exact in every type", test_model_state_and_comm_exact };
     g[n++] = (Graded){ "lc5.0a", 10, "1 2 3 4", "the whole stage in fp32: lc0's losses and model", test_fp32_follows_lc0 };

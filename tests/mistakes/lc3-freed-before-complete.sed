@@ -1,6 +1,6 @@
 # A buffer freed before its collective completes.
 # file: lc3_zero2/zero2.c
-# check: lc3.1a
+# check: lc3.2a
 # says: was freed before the collective completed
 /^void reduce_scatter_wait/,/^}/{
 /^    mem_free(b->buf);$/d
