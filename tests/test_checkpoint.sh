@@ -65,6 +65,33 @@ for n in 1 2 3 4; do
     test "$(skipped $((H + 1)) "$tmp/x-lc5-$n/full.out")" -gt "$(skipped $H "$tmp/x-lc5-$n/full.out")"
 done
 
+# lc5's scaler state saved where its counters are something: after step 6 and 7
+# the clean count is 1 and 2 of the window of 3, after 10 it is 1 with a skip
+# just behind. The resumed run's losses, model, and the scale and skipped count
+# of every step are the uninterrupted run's (a counter not saved moves when
+# the scale next doubles, and with it the losses).
+counters() { sed -n 's/^step *\([0-9]*\)\/.*\(| scale .*\)$/\1 \2/p' "$1"; }
+counters "$tmp/x-lc5-2/full.out" >"$tmp/lc5-full.c"
+lc5_at() {
+  e=$tmp/s5-$1
+  mkdir -p "$e"
+  run 2 lc5 --steps "$1" --save-dir "$e/ck" --loss-log "$e/a.log" && counters "$tmp/out" >"$e/a.c" &&
+    run 2 lc5 --steps $S --resume "$e/ck" --loss-log "$e/b.log" --save-model "$e/res.st" &&
+    counters "$tmp/out" >"$e/b.c" && cat "$e/a.log" "$e/b.log" | cmp -s - "$tmp/x-lc5-2/full.log" &&
+    cmp -s "$e/res.st" "$tmp/x-lc5-2/full.st" && cat "$e/a.c" "$e/b.c" | cmp -s - "$tmp/lc5-full.c"
+}
+check "lc5's counters are there to save (every step has its scale and skipped)" test "$(wc -l <"$tmp/lc5-full.c")" -eq $S
+for h in 6 7 10; do check "lc5 saved after step $h (clean steps mid-window) resumes exactly, counters too" lc5_at $h; done
+# The floor's count: a static scale that overflows every step stops the run at
+# the 10th skip in a row; saved after 5 of them, the resumed run stops at the 10th too.
+flood="--dtype fp16 --loss-scale 1e9"
+timeout 120 tools/launch 2 "$B/lc5_mixed_precision" $model $flood --steps $S --save-every 5 --save-dir "$tmp/flood" \
+  >"$tmp/out" 2>"$tmp/err"
+check "a static scale that always overflows stops at step 10" grep -q "^lc5_mixed_precision: step 10: 10 steps in a row" "$tmp/err"
+check "  having saved step 5 only (it stops before step 10's save)" test "$(cat "$tmp/flood/latest")" = step-00000005
+timeout 120 tools/launch 2 "$B/lc5_mixed_precision" $model $flood --steps $S --resume "$tmp/flood" >"$tmp/out" 2>"$tmp/err"
+check "  and resumed after 5 of them, at step 10 too" grep -q "^lc5_mixed_precision: step 10: 10 steps in a row" "$tmp/err"
+
 # ------------------------------------------------------------------------------
 # Resharding, and other stages: the curve continues within the grading tolerance
 # of the uninterrupted run (1e-6 relative: the sums run in another order).
