@@ -121,7 +121,7 @@ static const char *prepare(const char *save_dir, const char *dir) {
     if (!err) err = make_folder(dir);
     if (err) return err;
     char path[4300];
-    snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_MANIFEST);
+    manifest_file(path, sizeof path, dir);
     if (unlink(path) != 0 && errno != ENOENT)
         REFUSE("cannot replace checkpoint manifest '%s': %s", file_shown(path), strerror(errno));
     return NULL;
@@ -206,7 +206,7 @@ static void prune(const char *save_dir, long step) {
 // Rank 0, once every file is written: the manifest, then `latest`.
 static const char *commit(Manifest *m, const char *save_dir, const char *dir, const char *name) {
     char path[4300];
-    snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_MANIFEST);
+    manifest_file(path, sizeof path, dir);
     const char *err = manifest_write(m, path);
     if (err) return err;
     snprintf(path, sizeof path, "%s/%s", save_dir, MANIFEST_LATEST);
@@ -357,7 +357,7 @@ long checkpoint_resume(DescribeState describe, void *trainer) {
     describe(trainer, &s);
     const char *err = manifest_locate(s.a->resume, dir, sizeof dir);
     if (!err) {
-        snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_MANIFEST);
+        manifest_file(path, sizeof path, dir);
         err = manifest_read(&m, path);
     }
     if (!err) err = incompatible(&m, &s, dir);

@@ -182,13 +182,18 @@ static void poison_leftovers(const CommOp *o) {
     poison(slot + n * esz, (N - 1 - (size_t)rt.rank) * n, o->dt);
 }
 
+// What the caller was doing (comm_phase): "forward, layer 2", "optimizer", or "".
+static void phase_text(const char *phase, int layer, char *buf, size_t len) {
+    if (phase && layer >= 0) snprintf(buf, len, "%s, layer %d", phase, layer);
+    else snprintf(buf, len, "%s", phase ? phase : "");
+}
+
 // One line naming a request: "all_gather #3 (forward, layer 2; 4.1 KiB)".
 static void describe_slot(const Slot *s, char *buf, size_t len) {
-    char where[64] = "";
-    if (s->phase && s->layer >= 0) snprintf(where, sizeof where, "%s, layer %d; ", s->phase, s->layer);
-    else if (s->phase) snprintf(where, sizeof where, "%s; ", s->phase);
-    snprintf(buf, len, "%s #%llu (%s%s)", coll_name(s->op.kind), (unsigned long long)s->seq, where,
-             human_bytes((double)comm_payload_bytes(&s->op)));
+    char where[64];
+    phase_text(s->phase, s->layer, where, sizeof where);
+    snprintf(buf, len, "%s #%llu (%s%s%s)", coll_name(s->op.kind), (unsigned long long)s->seq, where,
+             where[0] ? "; " : "", human_bytes((double)comm_payload_bytes(&s->op)));
 }
 
 // Before the run (the caller is blocked in a wait): the input is still what it
@@ -322,17 +327,17 @@ unsigned long comm_progress(void) {
 }
 
 void comm_describe(char *buf, size_t len) {
-    char what[160] = "", where[64] = "in no phase";
+    char what[160] = "", where[64];
     pthread_mutex_lock(&q.lock);
-    int waiting = q.waiting >= 0 && q.finished <= q.waiting;
+    int waiting = q.waiting >= 0 && q.finished <= q.waiting, running = runnable();
     if (q.finished < q.head) describe_slot(&q.slot[q.finished % QCAP], what, sizeof what);
-    if (q.phase && q.layer >= 0) snprintf(where, sizeof where, "in %s, layer %d", q.phase, q.layer);
-    else if (q.phase) snprintf(where, sizeof where, "in %s", q.phase);
-    int running = q.finished < q.head && (!q.strict || q.finished <= q.released);
+    phase_text(q.phase, q.layer, where, sizeof where);
     pthread_mutex_unlock(&q.lock);
+    const char *in = where[0] ? "in " : "in no phase";
     if (waiting) snprintf(buf, len, "waits in %s", what);
-    else if (running) snprintf(buf, len, "is not waiting (%s; %s runs meanwhile): it computes, or loops", where, what);
-    else snprintf(buf, len, "is not in a collective (%s): it computes, or loops", where);
+    else if (running)
+        snprintf(buf, len, "is not waiting (%s%s; %s runs meanwhile): it computes, or loops", in, where, what);
+    else snprintf(buf, len, "is not in a collective (%s%s): it computes, or loops", in, where);
 }
 
 void comm_observe(CommObserver fn) {

@@ -82,8 +82,7 @@ static CommRun hier_run(const CommOp *o) {
     case COLL_ALL_GATHER: hier_all_gather(o->send, o->recv, o->count, o->dt); break;
     default: return hand_written_rooted(o, ALGO_HIER);
     }
-    P2PCount c = p2p_count();
-    return (CommRun){ c.sent, c.inter, ALGO_HIER };
+    return counted_run(ALGO_HIER);
 }
 
 const CommBackend comm_backend_hier = { .name = "hier", .run = hier_run, .counts_sent = 1, .release = p2p_release };

@@ -149,8 +149,7 @@ static void copies(Path *p, Algo algo, CollKind kind, double n) {
 int comm_modelled(Algo algo, int N, int K) {
     if (N < 1 || K < 1 || N % K) return 0;
     switch (algo) {
-    case ALGO_NAIVE: case ALGO_RING: case ALGO_TREE: case ALGO_RD: case ALGO_RABENSEIFNER: return 1;
-    case ALGO_HIER: return 1;
+    case ALGO_NAIVE: case ALGO_RING: case ALGO_TREE: case ALGO_RD: case ALGO_RABENSEIFNER: case ALGO_HIER: return 1;
     default: return 0;
     }
 }
@@ -278,7 +277,6 @@ const char *comm_fit_read(const char *path, CommFit *f) {
         return why;
     }
     char line[256];
-    int seen = 0;
     CommFit got = { -1, -1, -1, -1, -1 };
     while (fgets(line, sizeof line, in)) {
         char name[32];
@@ -293,7 +291,7 @@ const char *comm_fit_read(const char *path, CommFit *f) {
         double *slot = strcmp(name, "call") == 0 ? &got.call : strcmp(name, "alpha") == 0 ? &got.alpha :
                        strcmp(name, "beta") == 0 ? &got.beta : strcmp(name, "gamma") == 0 ? &got.gamma :
                        strcmp(name, "delta") == 0 ? &got.delta : NULL;
-        if (slot) *slot = v, seen++;
+        if (slot) *slot = v;
     }
     fclose(in);
     if (got.call < 0 || got.alpha < 0 || got.beta < 0 || got.gamma < 0 || got.delta < 0) {
@@ -301,7 +299,6 @@ const char *comm_fit_read(const char *path, CommFit *f) {
                  file_shown(path));
         return why;
     }
-    (void)seen;
     *f = got;
     return NULL;
 }

@@ -45,15 +45,13 @@ static void nodes_by_host(void) {
     CHECK_MPI(MPI_Comm_rank(node, &local));
     CHECK_MPI(MPI_Bcast(&lead, 1, MPI_INT, 0, node));
     CHECK_MPI(MPI_Comm_free(&node));
-    int *leads = table(rt.world);
+    int *leads = table(rt.world), *ahead = table(rt.world);
     CHECK_MPI(MPI_Allgather(&lead, 1, MPI_INT, leads, 1, MPI_INT, MPI_COMM_WORLD));
     CHECK_MPI(MPI_Allgather(&local, 1, MPI_INT, p.local_of, 1, MPI_INT, MPI_COMM_WORLD));
-    for (int r = 0; r < rt.world; r++) {  // a node's index: how many leaders come before its own
-        int before = 0;
-        for (int q = 0; q < rt.world; q++) before += leads[q] == q && q < leads[r];
-        p.node_of[r] = before;
-    }
+    for (int q = 0, k = 0; q < rt.world; q++) ahead[q] = k, k += leads[q] == q;  // leaders before rank q
+    for (int r = 0; r < rt.world; r++) p.node_of[r] = ahead[leads[r]];  // a node's index: its leader's rank among them
     free(leads);
+    free(ahead);
 }
 
 const char *p2p_set_nodes(int ranks_per_node) {
@@ -77,20 +75,20 @@ const char *p2p_set_nodes(int ranks_per_node) {
     p.nodes = 0;
     for (int r = 0; r < N; r++)
         if (p.node_of[r] + 1 > p.nodes) p.nodes = p.node_of[r] + 1;
-    int mine = p.node_of[rt.rank], me = p.local_of[rt.rank];
+    int mine = p.node_of[rt.rank], me = p.local_of[rt.rank], *size = table(p.nodes);
     p.node_ranks = table(N);
     p.cross_ranks = table(p.nodes);
     p.node_size = 0;
-    for (int r = 0; r < N; r++)
-        if (p.node_of[r] == mine) p.node_ranks[p.node_size++] = r;
-    p.per_node = N % p.nodes == 0 ? N / p.nodes : 0;
-    for (int j = 0; j < p.nodes; j++) p.cross_ranks[j] = -1;
+    for (int j = 0; j < p.nodes; j++) p.cross_ranks[j] = -1, size[j] = 0;
     for (int r = 0; r < N; r++) {
+        if (p.node_of[r] == mine) p.node_ranks[p.node_size++] = r;
         if (p.local_of[r] == me) p.cross_ranks[p.node_of[r]] = r;
-        int size = 0;  // every node as large as the first
-        for (int q = 0; q < N; q++) size += p.node_of[q] == p.node_of[r];
-        if (size != p.per_node) p.per_node = 0;
+        size[p.node_of[r]]++;
     }
+    p.per_node = N / p.nodes;  // if every node holds as many; else 0
+    for (int j = 0; j < p.nodes; j++)
+        if (size[j] != p.per_node) p.per_node = 0;
+    free(size);
     return NULL;
 }
 

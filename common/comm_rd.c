@@ -51,7 +51,7 @@ static size_t off(const Blocks *b, int k) {
     return b->count ? (size_t)k * b->count : b->n * (size_t)k / (size_t)b->N;
 }
 
-// Where virtual ranks [lo, hi)'s blocks are: elements [at, at + len).
+// The element where virtual rank v's blocks start (vstart(p) is the end).
 static size_t vstart(const Blocks *b, Fold f, int v) { return off(b, first_real(f, v)); }
 
 // ----------------------------------------------------------------------------
@@ -87,18 +87,27 @@ static void doubling(const Group *g, Fold f, int v, char *buf, const Blocks *b, 
     }
 }
 
-// The first 2 rem ranks fold: the even one sends `bytes` of buf to the odd one,
-// which adds them in (reduce) or takes them into place at `into`.
-static void fold_in(const Group *g, Fold f, char *buf, char *tmp, size_t n, DType dt, RedOp op, int reduce) {
+// The first 2 rem ranks fold: the even one sends its n elements of buf to the
+// odd one, which adds them in (tmp: scratch for n).
+static void fold_in(const Group *g, Fold f, char *buf, char *tmp, size_t n, DType dt, RedOp op) {
     int r = g->me;
     size_t bytes = n * dtype_size(dt);
     if (r >= 2 * f.rem) return;
     if (r % 2 == 0) {
         send_to(g, buf, bytes, r + 1);
     } else {
-        recv_from(g, reduce ? tmp : buf, bytes, r - 1);
-        if (reduce) comm_reduce_local(buf, tmp, n, dt, op);
+        recv_from(g, tmp, bytes, r - 1);
+        comm_reduce_local(buf, tmp, n, dt, op);
     }
+}
+
+// The fold undone: the odd one of each pair hands the bytes of buf it holds
+// for both back to the even one.
+static void fold_out(const Group *g, Fold f, char *buf, size_t bytes) {
+    int r = g->me;
+    if (r >= 2 * f.rem) return;
+    if (r % 2) send_to(g, buf, bytes, r - 1);
+    else recv_from(g, buf, bytes, r + 1);
 }
 
 // ----------------------------------------------------------------------------
@@ -120,7 +129,7 @@ void rd_all_reduce(const Group *g, char *buf, size_t n, DType dt, RedOp op) {
     int r = g->me, v = virtual_of(f, r);
     size_t bytes = n * dtype_size(dt);
     char *tmp = p2p_scratch(SCRATCH_TMP, bytes);
-    fold_in(g, f, buf, tmp, n, dt, op, 1);
+    fold_in(g, f, buf, tmp, n, dt, op);
     for (int mask = 1; v >= 0 && mask < f.p; mask <<= 1) {
         int partner = real_of(f, v ^ mask);
         send_recv(g, buf, bytes, partner, tmp, bytes, partner);
@@ -140,15 +149,12 @@ static void rabenseifner_all_reduce(const Group *g, char *buf, size_t n, DType d
     int r = g->me, v = virtual_of(f, r);
     Blocks b = { n, 0, g->size };
     char *tmp = p2p_scratch(SCRATCH_TMP, n * dtype_size(dt));
-    fold_in(g, f, buf, tmp, n, dt, op, 1);
+    fold_in(g, f, buf, tmp, n, dt, op);
     if (v >= 0) {
         halving(g, f, v, buf, tmp, &b, dt, op);
         doubling(g, f, v, buf, &b, dt);
     }
-    if (r < 2 * f.rem) {
-        if (r % 2) send_to(g, buf, n * dtype_size(dt), r - 1);
-        else recv_from(g, buf, n * dtype_size(dt), r + 1);
-    }
+    fold_out(g, f, buf, n * dtype_size(dt));
 }
 
 // send: N slices of count; recv gets the sum of slice g->me.
@@ -159,7 +165,7 @@ static void halving_reduce_scatter(const Group *g, const char *send, char *recv,
     Blocks b = { n, count, g->size };
     char *work = p2p_scratch(SCRATCH_ACC, n * esz), *tmp = p2p_scratch(SCRATCH_TMP, n * esz);
     memcpy(work, send, n * esz);  // send is read only
-    fold_in(g, f, work, tmp, n, dt, OP_SUM, 1);
+    fold_in(g, f, work, tmp, n, dt, OP_SUM);
     if (v >= 0) halving(g, f, v, work, tmp, &b, dt, OP_SUM);
     if (r < 2 * f.rem && r % 2) send_to(g, work + (size_t)(r - 1) * count * esz, count * esz, r - 1);
     if (r < 2 * f.rem && r % 2 == 0) recv_from(g, recv, count * esz, r + 1);
@@ -179,10 +185,7 @@ static void doubling_all_gather(const Group *g, const char *send, char *recv, si
         else recv_from(g, slot - bytes, bytes, r - 1);
     }
     if (v >= 0) doubling(g, f, v, recv, &b, dt);
-    if (r < 2 * f.rem) {
-        if (r % 2) send_to(g, recv, n * esz, r - 1);
-        else recv_from(g, recv, n * esz, r + 1);
-    }
+    fold_out(g, f, recv, n * esz);
 }
 
 // ----------------------------------------------------------------------------
@@ -200,8 +203,7 @@ static CommRun run_with(const CommOp *o, Algo algo) {
     case COLL_ALL_GATHER: doubling_all_gather(&w, o->send, o->recv, o->count, o->dt); break;
     default: return hand_written_rooted(o, algo);
     }
-    P2PCount c = p2p_count();
-    return (CommRun){ c.sent, c.inter, algo };
+    return counted_run(algo);
 }
 
 static CommRun rd_run(const CommOp *o) { return run_with(o, ALGO_RD); }

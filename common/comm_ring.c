@@ -121,8 +121,7 @@ CommRun hand_written_rooted(const CommOp *o, Algo algo) {
     case COLL_BARRIER: ring_barrier(&w); break;
     default: fatal("comm %s: unknown collective %d", algo_name(algo), (int)o->kind);
     }
-    P2PCount c = p2p_count();
-    return (CommRun){ c.sent, c.inter, algo };
+    return counted_run(algo);
 }
 
 // A chain from root around the ring: each rank passes the buffer on.
@@ -182,8 +181,7 @@ static CommRun ring_run(const CommOp *o) {
     case COLL_ALL_GATHER: ring_all_gather(&w, o->send, o->recv, o->count, o->dt); break;
     default: return hand_written_rooted(o, ALGO_RING);
     }
-    P2PCount c = p2p_count();
-    return (CommRun){ c.sent, c.inter, ALGO_RING };
+    return counted_run(ALGO_RING);
 }
 
 // ----------------------------------------------------------------------------
@@ -269,8 +267,7 @@ static CommRun naive_run(const CommOp *o) {
     }
     default: fatal("comm naive: unknown collective %d", (int)o->kind);
     }
-    P2PCount c = p2p_count();
-    return (CommRun){ c.sent, c.inter, ALGO_NAIVE };
+    return counted_run(ALGO_NAIVE);
 }
 
 const CommBackend comm_backend_ring = { .name = "ring", .run = ring_run, .counts_sent = 1, .release = p2p_release };

@@ -25,6 +25,13 @@ void ring_reduce_scatter(const Group *g, const char *send, char *recv, size_t co
 // recv gets every member's count elements of send, in member order.
 void ring_all_gather(const Group *g, const char *send, char *recv, size_t count, DType dt);
 
+// What this rank sent since p2p_reset, as the collective's result: the end of
+// every hand-written backend's run.
+static inline CommRun counted_run(Algo algo) {
+    P2PCount c = p2p_count();
+    return (CommRun){ c.sent, c.inter, algo };
+}
+
 // Broadcast, reduce, scatter and barrier over the world, as every hand-written
 // backend runs them (a chain around the ring; the root sends each its slice),
 // with algo named in the result. The caller has called p2p_reset.

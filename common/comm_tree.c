@@ -105,8 +105,7 @@ static CommRun tree_run(const CommOp *o) {
     }
     default: return hand_written_rooted(o, ALGO_TREE);
     }
-    P2PCount c = p2p_count();
-    return (CommRun){ c.sent, c.inter, ALGO_TREE };
+    return counted_run(ALGO_TREE);
 }
 
 const CommBackend comm_backend_tree = { .name = "tree", .run = tree_run, .counts_sent = 1, .release = p2p_release };

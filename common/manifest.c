@@ -57,6 +57,8 @@ void manifest_rank_file(char *buf, size_t cap, const char *dir, int r) {
     snprintf(buf, cap, "%s/rank-%05d.safetensors", dir, r);
 }
 
+void manifest_file(char *buf, size_t cap, const char *dir) { snprintf(buf, cap, "%s/%s", dir, MANIFEST_MANIFEST); }
+
 int manifest_specs(const Manifest *m, int r, StTensor *specs) {
     int n = 0;
     for (int k = 0; k < m->nkinds; k++) {
@@ -223,17 +225,26 @@ static int exists(const char *path) {
     return stat(path, &sb) == 0;
 }
 
-int manifest_none(const char *path) {
+// What the folder at path holds of a checkpoint, looked for in the order a
+// resume reads it: its manifest, else its files (then it is incomplete), else
+// a 'latest' (even one that points nowhere: that is broken, not absent).
+typedef enum { HOLDS_MANIFEST, HOLDS_RANK_FILE, HOLDS_LATEST, HOLDS_NOTHING } Holds;
+
+static Holds holds(const char *path) {
     char file[4200];
     struct stat sb;
-    if (stat(path, &sb) != 0) return errno == ENOENT;
-    if (!S_ISDIR(sb.st_mode)) return 0;
-    snprintf(file, sizeof file, "%s/%s", path, MANIFEST_MANIFEST);
-    if (exists(file)) return 0;
+    manifest_file(file, sizeof file, path);
+    if (exists(file)) return HOLDS_MANIFEST;
     manifest_rank_file(file, sizeof file, path, 0);
-    if (exists(file)) return 0;
+    if (exists(file)) return HOLDS_RANK_FILE;
     snprintf(file, sizeof file, "%s/%s", path, MANIFEST_LATEST);
-    return lstat(file, &sb) != 0 && errno == ENOENT;  // a dangling 'latest' is something, and broken
+    return lstat(file, &sb) == 0 || errno != ENOENT ? HOLDS_LATEST : HOLDS_NOTHING;
+}
+
+int manifest_none(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return errno == ENOENT;
+    return S_ISDIR(sb.st_mode) && holds(path) == HOLDS_NOTHING;
 }
 
 const char *manifest_locate(const char *path, char *dir, size_t cap) {
@@ -241,12 +252,13 @@ const char *manifest_locate(const char *path, char *dir, size_t cap) {
     struct stat sb;
     if (stat(path, &sb) != 0) REFUSE("cannot read checkpoint '%s': %s", file_shown(path), strerror(errno));
     if (!S_ISDIR(sb.st_mode)) REFUSE("cannot read checkpoint '%s': not a folder", file_shown(path));
-    snprintf(file, sizeof file, "%s/%s", path, MANIFEST_MANIFEST);
-    if (exists(file)) return snprintf(dir, cap, "%s", path) >= (int)cap ? "checkpoint path too long" : NULL;
-    manifest_rank_file(file, sizeof file, path, 0);
-    if (exists(file))
+    switch (holds(path)) {
+    case HOLDS_MANIFEST: return snprintf(dir, cap, "%s", path) >= (int)cap ? "checkpoint path too long" : NULL;
+    case HOLDS_RANK_FILE:
         REFUSE("checkpoint '%s' is incomplete: it has no manifest (the run stopped while saving it), so it is "
                "never loaded", file_shown(path));
+    default: break;
+    }
     snprintf(file, sizeof file, "%s/%s", path, MANIFEST_LATEST);
     FILE *f = fopen(file, "r");
     if (!f) REFUSE("no checkpoint in '%s' (neither a manifest nor a '%s' file)",
@@ -256,7 +268,7 @@ const char *manifest_locate(const char *path, char *dir, size_t cap) {
     fclose(f);
     if (!ok) REFUSE("no checkpoint in '%s': its '%s' file is corrupt", file_shown(path), MANIFEST_LATEST);
     if (snprintf(dir, cap, "%s/%s", path, name) >= (int)cap) REFUSE("checkpoint path too long");
-    snprintf(file, sizeof file, "%s/%s", dir, MANIFEST_MANIFEST);
+    manifest_file(file, sizeof file, dir);
     if (!exists(file))
         REFUSE("checkpoint '%s' is incomplete: it has no manifest, so it is never loaded", file_shown(dir));
     return NULL;

@@ -61,6 +61,8 @@ int manifest_kind(const Manifest *m, const char *name);
 
 // Rank r's file in checkpoint folder dir, into buf.
 void manifest_rank_file(char *buf, size_t cap, const char *dir, int r);
+// The manifest of checkpoint folder dir, into buf.
+void manifest_file(char *buf, size_t cap, const char *dir);
 // The tensors of rank r's file (a kind kept whole is in rank 0's only), into
 // specs; returns how many.
 int manifest_specs(const Manifest *m, int r, StTensor *specs);

@@ -160,10 +160,8 @@ static int first_differing(uint64_t x) {
 // nothing there. A job script can then pass it on every run, the first too.
 static void resume_if_any(Args *a) {
     if (!a->resume_if_any) return;
-    int none = manifest_none(a->resume_if_any), some = !none;
-    comm_agree_min(&none);
-    comm_agree_min(&some);
-    if (!none && !some)
+    int none = manifest_none(a->resume_if_any), differs = first_differing((uint64_t)none);
+    if (differs < rt.world)
         usage_error("--resume-if-any '%s': some ranks find a checkpoint there and some do not (every rank must see "
                     "the same folder)", file_shown(a->resume_if_any));
     if (none) {

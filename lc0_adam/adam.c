@@ -361,7 +361,7 @@ double comm_theory(const Trainer *t) { (void)t; return 0.0; }
 
 void report(Trainer *t) {
     const Model *m = &t->model;
-    MemReport mem = report_memory(theory_model_state_text(ZERO_DDP, m->numel, m->numel, 1, 4, 8),
+    MemReport mem = report_memory(theory_model_state_text(ZERO_DDP, m->numel, m->numel, rt.world, 4, 8),
                                   model_state_formula(m));
     checkpoint_report();
     report_comm(&t->comm, "no collectives", comm_theory(t));

@@ -36,6 +36,7 @@
 #include "../common/rng.h"
 #include "../common/rt.h"
 #include "../common/safetensors.h"
+#include "../common/shards.h"
 #include "../common/theory.h"
 #include "../common/trace.h"
 
@@ -119,8 +120,8 @@ void model_build(Model *m, const Args *a) {
         mlp_shape(a->context, a->hidden, a->layers, l, &L->out, &L->in);
         L->off = m->numel;
         L->numel = mlp_numel(L->out, L->in);
-        L->pad = (L->numel + rt.world - 1) / rt.world * rt.world;
-        L->shard = L->pad / rt.world;
+        L->shard = shard_len(L->numel, rt.world);  // the sharding rule (common/shards.h)
+        L->pad = L->shard * rt.world;
         L->soff = m->shard_numel;
         m->numel += L->numel;
         m->shard_numel += L->shard;

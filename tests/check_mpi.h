@@ -29,24 +29,34 @@
         ck_assert_msg(ok_, __VA_ARGS__);                         \
     } while (0)
 
+// The verdict of every rank together: 1 only if ok on every rank; else msg (512
+// bytes) becomes the message of the lowest rank that failed. Collective.
+static inline int agree_verdict(int ok, char *msg) {
+    int first = ok ? rt.world : rt.rank;
+    comm_agree_min(&first);
+    if (first == rt.world) return 1;
+    int32_t text[128];  // 512 bytes of text, moved as ints
+    memcpy(text, msg, sizeof text);
+    ((char *)text)[sizeof text - 1] = '\0';
+    comm_broadcast(text, 128, DT_I32, first);
+    memcpy(msg, text, sizeof text);
+    return 0;
+}
+
 // Fails the test on every rank if ok is 0 on any rank, with the message that
 // the lowest such rank formats: rank 0 prints what rank 2 saw. Collective,
 // through the backend in use (a test of a hand-written backend switches back
 // to the library's first).
 static inline void ck_all_msg(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline void ck_all_msg(int ok, const char *fmt, ...) {
-    int first = ok ? rt.world : rt.rank;
-    comm_agree_min(&first);
-    if (first == rt.world) return;
-    int32_t msg[128] = { 0 };  // 512 bytes of text, moved as ints
-    if (rt.rank == first) {
+    char msg[512] = "";
+    if (!ok) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf((char *)msg, sizeof msg, fmt, ap);
+        vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
     }
-    comm_broadcast(msg, 128, DT_I32, first);
-    ck_abort_msg("%s", (const char *)msg);
+    if (!agree_verdict(ok, msg)) ck_abort_msg("%s", msg);
 }
 
 // ----------------------------------------------------------------------------
@@ -208,20 +218,6 @@ static inline int run_check(const Graded *g, char *msg, size_t len) {
     }
     srunner_free(sr);
     return ok;
-}
-
-// The verdict of every rank together: passed only if it passed everywhere; msg
-// becomes the message of the lowest rank that failed.
-static inline int agree_verdict(int ok, char *msg) {
-    int first = ok ? rt.world : rt.rank;
-    comm_agree_min(&first);
-    if (first == rt.world) return 1;
-    int32_t text[128];  // 512 bytes of text, moved as ints
-    memcpy(text, msg, sizeof text);
-    ((char *)text)[sizeof text - 1] = '\0';
-    comm_broadcast(text, 128, DT_I32, first);
-    memcpy(msg, text, sizeof text);
-    return 0;
 }
 
 // Runs the checks graded at this N (ZC_CHECKS: only those named, stopping at the

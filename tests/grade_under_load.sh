@@ -4,7 +4,7 @@
 # known mistakes that lose no overlap check but these (a launch that waits, a
 # prefetch ignored) on lc3.2b, lc3.2c and lc4.1c at N = 2, 3, 4, ROUNDS times
 # (default 50): the reference must pass every time and each mistake fail every
-# time. Not part of make test (about 10 minutes for 50 rounds); its figures
+# time. Not part of make test (about 35 minutes for 50 rounds on 2 cores); its figures
 # are in the README.
 # usage: tests/grade_under_load.sh [BUILD_DIR] [ROUNDS]
 set -u

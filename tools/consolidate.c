@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
     mem_init();
     const char *err = manifest_locate(argv[1], dir, sizeof dir);
     if (!err) {
-        snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_MANIFEST);
+        manifest_file(path, sizeof path, dir);
         err = manifest_read(&m, path);
     }
     if (!err) err = file_check_output(argv[2], "model file");

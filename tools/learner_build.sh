@@ -5,7 +5,8 @@
 # keeps the tree's file times and starts from the reference build's objects;
 # after that a file is copied only when it changed, with a new time, so make
 # rebuilds only what changed since the last build, of this lecture or another.
-# The build log is GRADE_DIR/build.log. make grade and make mine use it.
+# The build log is GRADE_DIR/build.log; if the build fails, its errors go to
+# stderr and the status is 1. make grade and make mine use it.
 # usage: tools/learner_build.sh K MINE BUILD GRADE_DIR TARGET...   (targets relative to the build folder)
 set -u
 k=$1 MINE=$2 BUILD=$3 GRADE_DIR=$4
@@ -28,6 +29,10 @@ for t in "$@"; do targets="$targets $out/$t"; done
 # The reference build's CUDA setting, so its objects serve here too.
 cuda=$(sed -n 's/^CUDA=\([^ ]*\) .*/\1/p' "$BUILD/config" 2>/dev/null)
 # shellcheck disable=SC2086
-make -C "$src" --no-print-directory -j"$(nproc)" BUILD="$out" CUDA="${cuda:-0}" $targets >"$GRADE_DIR/build.log" 2>&1 ||
+if ! make -C "$src" --no-print-directory -j"$(nproc)" BUILD="$out" CUDA="${cuda:-0}" $targets \
+    >"$GRADE_DIR/build.log" 2>&1; then
+  echo "your files do not build (all of $GRADE_DIR/build.log; the errors):" >&2
+  grep -E 'error|Error' "$GRADE_DIR/build.log" | head -n 20 | sed 's/^/    /' >&2
   exit 1
+fi
 echo "$out"

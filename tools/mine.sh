@@ -27,11 +27,7 @@ case $n in ''|*[!0-9]*|0) echo "make mine: N=$n: a number of ranks, 1 or more" >
 started=""
 for f in $(tools/lectures.sh files "$K"); do [ -e "$MINE/$f" ] && started="$started $MINE/$f"; done
 [ -n "$started" ] || echo "make mine: nothing of lecture $K under $MINE/ yet (make exercise LC=$K): this is the reference" >&2
-if ! out=$(tools/learner_build.sh "$K" "$MINE" "$BUILD" "$GRADE_DIR" "bin/$stage"); then
-  echo "make mine: your files do not build (all of $GRADE_DIR/build.log; the errors):" >&2
-  grep -E 'error|Error' "$GRADE_DIR/build.log" | head -n 20 | sed 's/^/    /' >&2
-  exit 1
-fi
+out=$(tools/learner_build.sh "$K" "$MINE" "$BUILD" "$GRADE_DIR" "bin/$stage") || exit 1  # it said why
 echo "== $stage from your files:${started:- none (the reference)}, $n rank$([ "$n" -gt 1 ] && echo s)"
 # shellcheck disable=SC2086
 exec tools/launch "$n" "$out/bin/$stage" ${ARGS:-}
