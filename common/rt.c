@@ -14,11 +14,13 @@
 #endif
 
 #include <errno.h>
+#include <signal.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // ----------------------------------------------------------------------------
 // lifetime
@@ -101,15 +103,114 @@ void rt_check_memory(void) {
 }
 
 // fatal's way out: no rank is left waiting in a collective.
-static void abort_every_rank(int status) { MPI_Abort(MPI_COMM_WORLD, status); }
+static void stop_quietly(void);
+static void abort_every_rank(int status) {
+    stop_quietly();
+    MPI_Abort(MPI_COMM_WORLD, status);
+}
+
+// ----------------------------------------------------------------------------
+// start-up: every rank joins, and runs the same program
+
+// MPI_Init waits for every rank of the job: one that exited before it (a
+// wrapper that stopped, a failed exec) would leave the others there forever.
+// An alarm bounds the wait. The launcher's rank 0 says why; the others wait a
+// little longer, so mpirun has stopped them before they repeat it.
+static char start_msg[256];
+
+static void start_timed_out(int sig) {
+    (void)sig;
+    if (write(2, start_msg, strlen(start_msg)) < 0) _exit(1);
+    _exit(1);
+}
+
+static void start_alarm(const char *prog) {
+    const char *env = getenv("ZC_START_TIMEOUT_S"), *r = getenv("OMPI_COMM_WORLD_RANK");
+    int secs = env && atoi(env) > 0 ? atoi(env) : 60, first = !r || strcmp(r, "0") == 0;
+    snprintf(start_msg, sizeof start_msg, "%s: not every rank of the job started within %d s (MPI_Init waits "
+             "for all of them: one exited or was never started); stopping\n", prog, secs);
+    signal(SIGALRM, start_timed_out);
+    alarm((unsigned)(first ? secs : secs + 5));
+}
+
+static void start_alarm_off(void) {
+    alarm(0);
+    signal(SIGALRM, SIG_DFL);
+}
+
+// A run stopped from outside (SIGTERM or SIGINT, which mpirun passes on to
+// every rank) says so once, from rank 0, instead of ending without a word.
+static char stop_msg[2][256];
+
+static void stopped(int sig) {
+    const char *m = stop_msg[sig == SIGINT];
+    if (rt.rank == 0 && write(2, m, strlen(m)) < 0) _exit(128 + sig);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+// Once this rank is on its way out, a SIGTERM from mpirun stopping the others
+// is no news.
+static void stop_quietly(void) {
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+}
+
+static void stop_handlers(const char *prog) {
+    int sigs[2] = { SIGTERM, SIGINT };
+    const char *names[2] = { "SIGTERM", "SIGINT" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(stop_msg[i], sizeof stop_msg[i], "%s: stopped by %s before the run finished (a checkpoint "
+                 "saved before it is kept)\n", prog, names[i]);
+        signal(sigs[i], stopped);
+    }
+    // A file past the size limit (ulimit -f) is a write error with a reason
+    // ("File too large"), not a death by SIGXFSZ without one.
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+// Who a rank is for the agreement below: the program's name and its build (a
+// checksum of the executable), so two stages, or two builds of one, in one
+// job stop at once instead of meeting in collectives that do not match.
+typedef struct { char name[48]; uint64_t build; } Program;
+
+static Program this_program(const char *prog) {
+    Program p;
+    uint64_t size = 0;
+    memset(&p, 0, sizeof p);
+    snprintf(p.name, sizeof p.name, "%s", prog);
+    if (file_digest("/proc/self/exe", "program", &size, &p.build)) p.build = 0;  // no /proc: the name alone
+    return p;
+}
+
+static void agree_program(const char *prog) {
+    Program me = this_program(prog), first = me, other = me;
+    CHECK_MPI(MPI_Bcast(&first, sizeof first, MPI_BYTE, 0, MPI_COMM_WORLD));
+    int mine = strcmp(me.name, first.name) != 0 || me.build != first.build ? rt.rank : rt.world, r = mine;
+    CHECK_MPI(MPI_Allreduce(&mine, &r, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (r == rt.world) return;
+    if (rt.rank == r) CHECK_MPI(MPI_Send(&me, sizeof me, MPI_BYTE, 0, 0, MPI_COMM_WORLD));
+    if (rt.rank == 0) {
+        CHECK_MPI(MPI_Recv(&other, sizeof other, MPI_BYTE, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        fprintf(stderr, "%s: rank %d runs %s%s, rank 0 runs %s: every rank of a job must run the same program\n",
+                prog, r, strcmp(other.name, first.name) ? "" : "another build of ", other.name, first.name);
+    }
+    fflush(stderr);
+    stop_quietly();
+    MPI_Finalize();
+    exit(2);
+}
 
 void rt_init(int *argc, char ***argv, const char *prog) {
     int provided = 0;
     rt.prog = prog;
+    start_alarm(prog);
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "%s: MPI_Init_thread failed\n", prog);
         exit(1);
     }
+    start_alarm_off();
+    stop_handlers(prog);
     base_set_abort(abort_every_rank);
     // Errors come back as codes so CHECK_MPI can name the call.
     CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -118,6 +219,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     if (provided < MPI_THREAD_MULTIPLE)
         fatal("MPI_Init_thread: this MPI gives thread level %d, the comm thread needs "
               "MPI_THREAD_MULTIPLE", provided);
+    agree_program(prog);
     rt.local_rank = read_local_rank();
     host_free_at_start = host_available();
     mem_init();
@@ -130,6 +232,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
 }
 
 void rt_finalize(void) {
+    stop_quietly();
     comm_finalize();
 #ifdef ZC_CUDA
     if (rt.device == DEV_CUDA) {

@@ -52,6 +52,7 @@ done
 
 run "command line" tests/test_cli.sh "$BUILD"
 run "hostile input and faults" tests/test_faults.sh "$BUILD"
+run "hostile input, round 3" tests/test_hostile.sh "$BUILD"
 run "training checkpoints" tests/test_checkpoint.sh "$BUILD"
 [ "${SANITIZE:-0}" = 1 ] || run "grading (skeleton, reference, known mistakes)" tests/grade_selftest.sh "$BUILD"
 run "stages on the GPU" tests/test_gpu.sh "$BUILD"
