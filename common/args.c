@@ -3,6 +3,7 @@
 #include "file.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -132,6 +133,11 @@ static int set_value(Args *a, const Opt *o, const char *v, char *err, size_t len
     int integral = o->type != T_FLOAT;
     if (!in_range(o, v, &x) || (integral && strpbrk(v, ".eExXpPnN") != NULL))
         return fail(err, len, "--%s %s: expected %s", o->name, v, range);
+    // A value fp32 cannot hold apart from 0 would turn into 0 (clipping off) or
+    // lose its precision where it is used.
+    if (o->type == T_FLOAT && x != 0 && !isnormal((float)x))
+        return fail(err, len, "--%s %s: too small for fp32, where it is used (0, or at least %g)", o->name, v,
+                    (double)FLT_MIN);
     switch (o->type) {
     case T_INT: *(int *)field = (int)x; break;
     case T_LONG: *(long *)field = (long)x; break;

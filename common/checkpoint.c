@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +26,11 @@ static char reason[1024];
 // ----------------------------------------------------------------------------
 // describing the state
 
-void state_begin(TrainState *s, const char *stage, const Args *a, size_t examples, long *adam_step) {
+void state_begin(TrainState *s, const char *stage, const Args *a, const Data *data, long *adam_step) {
     memset(s, 0, sizeof *s);
     s->stage = stage;
     s->a = a;
-    s->examples = examples;
+    s->data = data;
     s->adam_step = adam_step;
 }
 
@@ -38,9 +39,9 @@ void state_add(TrainState *s, const char *name, void *buf, DType dt, int sliced)
     s->kind[s->nkinds++] = (StateKind){ name, buf, dt, sliced };
 }
 
-void state_value_at(TrainState *s, const char *name, void *p, StateValueType type) {
+void state_value_at(TrainState *s, const char *name, void *p, StateValueType type, double lo, double hi) {
     if (s->nvalues == STATE_MAX_VALUES) fatal("state_value: more than %d values", STATE_MAX_VALUES);
-    s->value[s->nvalues++] = (StateValue){ name, p, type };
+    s->value[s->nvalues++] = (StateValue){ name, p, type, lo, hi };
 }
 
 static double value_get(const StateValue *v) {
@@ -64,7 +65,8 @@ static void manifest_of(const TrainState *s, Manifest *m) {
     m->adam_step = *s->adam_step;
     m->seed = s->a->seed;
     m->batch = s->a->batch;
-    m->examples = s->examples;
+    m->examples = s->data->n;
+    m->data = s->data->fingerprint;
     m->context = s->a->context;
     m->hidden = s->a->hidden;
     m->layers = s->a->layers;
@@ -114,12 +116,38 @@ static const char *make_folder(const char *path) {
     return NULL;
 }
 
-// Rank 0, before any rank writes: the folders exist, and a manifest left from
-// an earlier save of the same step is gone (its files are about to change).
+// Removes the temporary files in folder dir that a write of one of its files
+// left when its process was killed (`latest.tmp.PID.N`, `rank-00000.safetensors.tmp.PID.N`).
+static void remove_temporaries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[4600];
+    while ((e = readdir(d)) != NULL) {
+        char of[32];
+        int r;
+        int ours = file_is_temporary(e->d_name, MANIFEST_LATEST) || file_is_temporary(e->d_name, MANIFEST_MANIFEST) ||
+                   (sscanf(e->d_name, "rank-%5d", &r) == 1 &&
+                    (snprintf(of, sizeof of, "rank-%05d.safetensors", r), file_is_temporary(e->d_name, of)));
+        if (ours && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
+    }
+    closedir(d);
+}
+
+// Rank 0, before any rank writes: the folders exist (the step's a folder of
+// the save dir, not a link out of it), a manifest left from an earlier save of
+// the same step is gone (its files are about to change), and so are the
+// temporary files of saves that were killed.
 static const char *prepare(const char *save_dir, const char *dir) {
     const char *err = make_folder(save_dir);
     if (!err) err = make_folder(dir);
     if (err) return err;
+    struct stat sb;
+    if (lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        REFUSE("cannot write checkpoint folder '%s': not a folder (a link or a file; a save never writes outside "
+               "--save-dir)", file_shown(dir));
+    remove_temporaries(save_dir);
+    remove_temporaries(dir);
     char path[4300];
     manifest_file(path, sizeof path, dir);
     if (unlink(path) != 0 && errno != ENOENT)
@@ -180,6 +208,16 @@ static void remove_folder(const char *save_dir, const char *name) {
     if (rmdir(dir) != 0) fprintf(stderr, "%s: note: kept '%s': %s\n", rt.prog, file_shown(dir), strerror(errno));
 }
 
+// The step of a checkpoint folder of save_dir: a folder named step-NNNNNNNN,
+// not a link (pruning never follows one out of the save dir); -1 otherwise.
+static long own_folder_step(const char *save_dir, const char *name) {
+    char path[4300];
+    struct stat sb;
+    long s = folder_step(name);
+    snprintf(path, sizeof path, "%s/%s", save_dir, name);
+    return s >= 0 && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? s : -1;
+}
+
 // Keeps the checkpoint just saved and the newest complete one before it;
 // removes every older folder, complete or not. Later steps (another run's) are
 // left alone.
@@ -189,18 +227,21 @@ static void prune(const char *save_dir, long step) {
     long prev = -1;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        long s = folder_step(e->d_name);
+        long s = own_folder_step(save_dir, e->d_name);
         if (s >= 0 && s < step && s > prev && has_manifest(save_dir, e->d_name)) prev = s;
     }
     rewinddir(d);
     char doomed[64][16];
     int n = 0;
     while ((e = readdir(d)) != NULL && n < 64) {
-        long s = folder_step(e->d_name);
+        long s = own_folder_step(save_dir, e->d_name);
         if (s >= 0 && s < step && s != prev) memcpy(doomed[n++], e->d_name, 14);  // 13 characters and a NUL
     }
     closedir(d);
     for (int i = 0; i < n; i++) remove_folder(save_dir, doomed[i]);
+    char kept[4300];
+    if (prev >= 0 && snprintf(kept, sizeof kept, "%s/step-%08ld", save_dir, prev) < (int)sizeof kept)
+        remove_temporaries(kept);  // a kill while it was saved left them
 }
 
 // Rank 0, once every file is written: the manifest, then `latest`.
@@ -211,9 +252,20 @@ static const char *commit(Manifest *m, const char *save_dir, const char *dir, co
     if (err) return err;
     snprintf(path, sizeof path, "%s/%s", save_dir, MANIFEST_LATEST);
     AtomicFile w;
-    if ((err = file_begin(&w, path, "checkpoint pointer")) != NULL) return err;
+    if ((err = file_begin_here(&w, path, "checkpoint pointer")) != NULL) return err;  // a link there is replaced
     if (fprintf(w.f, "%s\n", name) < 0) return file_fail(&w, errno);
     return file_commit(&w);
+}
+
+// Collective: if any rank failed to write its part of checkpoint `name` (err:
+// this rank's reason), rank 0 removes the folder, which no manifest makes
+// loadable, and every rank stops (exit 1) with the first reason. The previous
+// checkpoint and `latest` stay as they were.
+static void failed_save(const char *save_dir, const char *name, const char *err) {
+    double failed = err != NULL;
+    comm_metric_max(&failed, 1);
+    if (failed && rt.rank == 0) remove_folder(save_dir, name);
+    agree_exit(err, 1);
 }
 
 // What a rank saves, per kind, as a multiple of Ψ: "params 4Ψ (rank 0), m 4Ψ/N".
@@ -246,7 +298,7 @@ static void checkpoint_save(const TrainState *s) {
     snprintf(dir, sizeof dir, "%s/%s", save_dir, name);
     manifest_of(s, &m);
     agree_exit(rt.rank == 0 ? prepare(save_dir, dir) : NULL, 1);
-    agree_exit(write_own(s, &m, dir, &w), 1);
+    failed_save(save_dir, name, write_own(s, &m, dir, &w));
     memset(files, 0, sizeof(double) * 3 * (size_t)rt.world);
     files[3 * rt.rank] = (double)w.size;
     uint64_t hash = file_hash_value(&w.hash);
@@ -258,8 +310,7 @@ static void checkpoint_save(const TrainState *s) {
         m.file_hash[r] = (uint64_t)files[3 * r + 1] << 32 | (uint64_t)files[3 * r + 2];
     }
     killed_here(s->step);
-    const char *err = rt.rank == 0 ? commit(&m, save_dir, dir, name) : NULL;
-    agree_exit(err, 1);
+    failed_save(save_dir, name, rt.rank == 0 ? commit(&m, save_dir, dir, name) : NULL);
     if (rt.rank == 0) prune(save_dir, s->step);
     double dt = now_s() - t0;
     stats.saves++;
@@ -298,9 +349,10 @@ static const char *incompatible(const Manifest *m, const TrainState *s, const ch
     if (m->context != a->context || m->hidden != a->hidden || m->layers != a->layers)
         REFUSE("checkpoint '%s' is of another model: --context %d --hidden %d --layers %d (this run: %d, %d, %d)",
                shown, m->context, m->hidden, m->layers, a->context, a->hidden, a->layers);
-    if (m->examples != s->examples)
-        REFUSE("checkpoint '%s' was trained on %zu examples; --data gives %zu: the data order would not continue",
-               shown, m->examples, s->examples);
+    if (m->examples != s->data->n || m->data != s->data->fingerprint)
+        REFUSE("checkpoint '%s' was trained on another data set (%zu examples, fingerprint %016" PRIx64 "; --data "
+               "gives %zu, %016" PRIx64 "): the data order would not continue", shown, m->examples, m->data,
+               s->data->n, s->data->fingerprint);
     if (m->seed != a->seed)
         REFUSE("checkpoint '%s' was saved with --seed %" PRIu64 "; this run has %" PRIu64 ": the data order would "
                "not continue", shown, m->seed, a->seed);
@@ -320,11 +372,16 @@ static const char *incompatible(const Manifest *m, const TrainState *s, const ch
                    shown, s->kind[k].name, m->kind[i].dtype, st_dtype(s->kind[k].dt), s->stage);
     }
     for (int v = 0; v < s->nvalues; v++) {
-        int found = 0;
-        for (int j = 0; j < m->nvalues; j++) found |= strcmp(m->value_name[j], s->value[v].name) == 0;
-        if (!found)
+        const StateValue *V = &s->value[v];
+        int j = 0;
+        while (j < m->nvalues && strcmp(m->value_name[j], V->name) != 0) j++;
+        if (j == m->nvalues)
             REFUSE("checkpoint '%s' was saved by %s, which keeps no '%s': %s cannot resume it", shown, m->stage,
-                   s->value[v].name, s->stage);
+                   V->name, s->stage);
+        double x = m->value[j];
+        if (!(x >= V->lo && x <= V->hi) || (V->type != SV_FLOAT && x != floor(x)))
+            REFUSE("checkpoint '%s' holds %s %.17g: this run accepts %s %sin [%.17g, %.17g]", shown, V->name, x,
+                   V->name, V->type == SV_FLOAT ? "" : "a whole number ", V->lo, V->hi);
     }
     if (m->step >= a->steps)
         REFUSE("checkpoint '%s' is at step %ld: --steps %ld leaves nothing to train", shown, m->step, a->steps);

@@ -13,6 +13,7 @@
 #define CHECKPOINT_H
 
 #include "args.h"
+#include "data.h"
 #include "dtype.h"
 
 #define STATE_MAX_KINDS 5
@@ -32,12 +33,13 @@ typedef struct {
     const char *name;
     void *p;
     StateValueType type;
+    double lo, hi;              // what a resume accepts: the range the options that set it allow
 } StateValue;
 
 typedef struct {
     const char *stage;
     const Args *a;              // the model's shape, the seed, the batch, the paths
-    size_t examples;            // in the data set: a checkpoint continues on the same data
+    const Data *data;           // the data set: a checkpoint continues on the same data
     long step;                  // optimizer steps done
     long *adam_step;            // the stage's Adam step count
     int nkinds;
@@ -50,13 +52,14 @@ typedef struct {
 typedef void (*DescribeState)(void *trainer, TrainState *s);
 
 // Starts a description of the state a stage keeps.
-void state_begin(TrainState *s, const char *stage, const Args *a, size_t examples, long *adam_step);
+void state_begin(TrainState *s, const char *stage, const Args *a, const Data *data, long *adam_step);
 // Adds a kind of state.
 void state_add(TrainState *s, const char *name, void *buf, DType dt, int sliced);
-// Adds a scalar kept at p (an int, a long or a float).
-void state_value_at(TrainState *s, const char *name, void *p, StateValueType type);
-#define state_value(s, name, p) \
-    state_value_at((s), (name), (p), _Generic(*(p), int: SV_INT, long: SV_LONG, float: SV_FLOAT))
+// Adds a scalar kept at p (an int, a long or a float) that a resume accepts
+// only in [lo, hi] (and whole, for an int or a long).
+void state_value_at(TrainState *s, const char *name, void *p, StateValueType type, double lo, double hi);
+#define state_value(s, name, p, lo, hi) \
+    state_value_at((s), (name), (p), _Generic(*(p), int: SV_INT, long: SV_LONG, float: SV_FLOAT), (lo), (hi))
 
 // Collective, once `done` steps are done: if a checkpoint is due (every
 // --save-every steps and at the last step, when --save-dir is set), saves the

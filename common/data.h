@@ -22,6 +22,7 @@
 typedef struct {
     int T;                        // context length
     size_t nwords, n;             // words kept, examples made
+    uint64_t fingerprint;         // XXH3 of text: which data set this is, for checkpoints
     uint8_t *text;                // [n] each word's symbols then 0: example e predicts text[e]
     uint64_t seed;
     long key_epoch;               // the epoch whose keys are below (-1: none)

@@ -73,7 +73,14 @@ const char *file_check_output(const char *path, const char *what) {
     char dir[PATH_MAX];
     if (strlen(path) >= sizeof dir) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
     dir_of(path, dir, sizeof dir);
-    return probe_dir(dir, path, what);
+    const char *err = probe_dir(dir, path, what);
+    if (err) return err;
+    // And the name the write will use for its temporary file must be one the
+    // file system takes (a long name may fit where name.tmp.PID.N does not).
+    AtomicFile w;
+    err = file_begin(&w, path, what);
+    if (!err) file_abandon(&w);
+    return err;
 }
 
 const char *file_check_dir(const char *path, const char *what) {
@@ -99,6 +106,13 @@ static int resolve(const char *path, char *out, size_t cap) {
     return snprintf(out, cap, "%s/%s", real, slash ? slash + 1 : path) < (int)cap;
 }
 
+int file_inside(const char *path, const char *dir) {
+    static char rp[2 * PATH_MAX], rd[PATH_MAX];
+    if (!resolve(path, rp, sizeof rp) || !realpath(dir, rd)) return 0;
+    size_t n = strlen(rd);
+    return strncmp(rp, rd, n) == 0 && (rp[n] == '/' || (n == 1 && rd[0] == '/'));
+}
+
 int file_same(const char *a, const char *b) {
     static char ra[2 * PATH_MAX], rb[2 * PATH_MAX];
     if (!resolve(a, ra, sizeof ra) || !resolve(b, rb, sizeof rb)) return strcmp(a, b) == 0;
@@ -113,13 +127,13 @@ int file_same(const char *a, const char *b) {
 #define MAX_OPEN 8
 static AtomicFile *volatile open_files[MAX_OPEN];
 
-static void remove_open_files(void) {
+void file_remove_unfinished(void) {
     for (int i = 0; i < MAX_OPEN; i++)
         if (open_files[i]) unlink(open_files[i]->tmp);  // async-signal-safe
 }
 
 static void on_fatal_signal(int sig) {
-    remove_open_files();
+    file_remove_unfinished();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -128,8 +142,8 @@ static void watch_once(void) {
     static int done;
     if (done) return;
     done = 1;
-    base_on_fatal(remove_open_files);
-    atexit(remove_open_files);
+    base_on_fatal(file_remove_unfinished);
+    atexit(file_remove_unfinished);
     // Past a file-size limit (ulimit -f), a write fails with EFBIG and is
     // reported like any other write error, instead of killing the process.
     signal(SIGXFSZ, SIG_IGN);
@@ -159,18 +173,19 @@ static void unwatch(AtomicFile *w) {
 // ----------------------------------------------------------------------------
 // atomic writes
 
-const char *file_begin(AtomicFile *w, const char *path, const char *what) {
+// follow: the file a link names is the one replaced (the link stays); else the
+// name itself is (a link there becomes the file). A device or a FIFO is never
+// replaced.
+static const char *begin(AtomicFile *w, const char *path, const char *what, int follow) {
     static unsigned serial;
     memset(w, 0, sizeof *w);
     w->what = what;
     if (snprintf(w->path, sizeof w->path, "%s", path) >= (int)sizeof w->path)
         REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
-    // The file a link names is the one replaced (the link stays); a device or
-    // a FIFO is never replaced.
     struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    if ((follow ? stat(path, &sb) : lstat(path, &sb)) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
         REFUSE("cannot write %s '%s': not a regular file", what, file_shown(path));
-    if (!realpath(path, w->target)) snprintf(w->target, sizeof w->target, "%s", path);
+    if (!follow || !realpath(path, w->target)) snprintf(w->target, sizeof w->target, "%s", path);
     if (!watch(w)) REFUSE("cannot write %s '%s': more than %d files open for writing", what, file_shown(path), MAX_OPEN);
     int fd = -1;
     for (int tries = 0; fd < 0 && tries < 100; tries++) {  // another writer may hold a name: take the next
@@ -185,6 +200,15 @@ const char *file_begin(AtomicFile *w, const char *path, const char *what) {
         REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(e));
     }
     return NULL;
+}
+
+const char *file_begin(AtomicFile *w, const char *path, const char *what) { return begin(w, path, what, 1); }
+
+const char *file_begin_here(AtomicFile *w, const char *path, const char *what) { return begin(w, path, what, 0); }
+
+int file_is_temporary(const char *name, const char *of) {
+    size_t n = strlen(of);
+    return strncmp(name, of, n) == 0 && strncmp(name + n, ".tmp.", 5) == 0;
 }
 
 // Makes the rename itself durable. A file system that cannot sync a

@@ -28,6 +28,9 @@ const char *file_check_output(const char *path, const char *what);
 const char *file_check_dir(const char *path, const char *what);
 // 1 if a and b name the same file, or would once created.
 int file_same(const char *a, const char *b);
+// 1 if path is, or would be once created, inside folder dir or a folder below
+// it (links followed); 0 if not, or if dir does not exist.
+int file_inside(const char *path, const char *dir);
 
 typedef struct {
     FILE *f;                // the temporary file, while open
@@ -37,8 +40,18 @@ typedef struct {
     const char *what;       // for messages: "model file", "loss log", ...
 } AtomicFile;
 
-// Opens a temporary file beside path for writing. NULL or why not.
+// Opens a temporary file beside path for writing (beside the file a link at
+// path names: that file is replaced, the link stays). NULL or why not.
 const char *file_begin(AtomicFile *w, const char *path, const char *what);
+// The same, but the name path itself is replaced: a link there becomes the
+// file, so the write never leaves path's folder.
+const char *file_begin_here(AtomicFile *w, const char *path, const char *what);
+// 1 if name (a file name, no folder) is one of the temporary files a write of
+// the file named `of` makes: of.tmp.PID.N.
+int file_is_temporary(const char *name, const char *of);
+// Removes the temporary files of writes still open; async-signal-safe, for a
+// handler that ends the process.
+void file_remove_unfinished(void);
 // Flushes, syncs and closes the temporary file, then renames it over the
 // target. NULL, or why not: then the target is as it was and the temporary
 // file is gone.

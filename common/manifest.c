@@ -4,9 +4,11 @@
 #include "mlp.h"
 #include "data.h"
 #include "file.h"
+#include "base.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -76,45 +78,71 @@ int manifest_specs(const Manifest *m, int r, StTensor *specs) {
 // ----------------------------------------------------------------------------
 // the manifest: text, one fact per line, so a learner can read it
 
-#define MAGIC "zero-course training checkpoint 2"   // 2: files checksummed with XXH3
-#define MAGIC_FNV "zero-course training checkpoint 1"  // 1: with FNV-1a, no longer checked
+// 3: the data's fingerprint, and the manifest's own checksum on its last line.
+#define MAGIC "zero-course training checkpoint 3"
 #define PADDING "segment-padded-to-a-multiple-of-ranks"
 
-const char *manifest_write(const Manifest *m, const char *path) {
-    AtomicFile w;
-    const char *err = file_begin(&w, path, "checkpoint manifest");
-    if (err) return err;
-    FILE *f = w.f;
-    int bad = fprintf(f, "%s\n# written last, after every rank's file: a folder without it is incomplete\n"
-                      "stage %s\nranks %d\nstep %ld\nadam_step %ld\nseed %" PRIu64 "\nbatch %d\nexamples %zu\n"
-                      "model context %d hidden %d layers %d\n"
-                      "# a layer's segment is its weight [out, in] row-major, then its bias; padded to a\n"
-                      "# multiple of the ranks that keep a kind, rank r holds slice r\npadding %s\n",
-                      MAGIC, m->stage, m->ranks, m->step, m->adam_step, m->seed, m->batch, m->examples,
-                      m->context, m->hidden, m->layers, PADDING) < 0;
+// Appends a line to the manifest's text; 0 if it did not fit.
+static int put(char *text, size_t cap, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int put(char *text, size_t cap, size_t *len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap - *len) return 0;
+    *len += (size_t)n;
+    return 1;
+}
+
+// The manifest's text, up to its last line, "end" and the checksum of every
+// byte before it: a manifest edited by hand (a step, a file's checksum) is
+// refused as corrupt, not resumed from a place that does not exist.
+static int manifest_text(const Manifest *m, char *t, size_t cap, size_t *n) {
+    int ok = put(t, cap, n, "%s\n# written last, after every rank's file: a folder without it is incomplete\n"
+                 "stage %s\nranks %d\nstep %ld\nadam_step %ld\nseed %" PRIu64 "\nbatch %d\nexamples %zu\n"
+                 "data %016" PRIx64 "\nmodel context %d hidden %d layers %d\n"
+                 "# a layer's segment is its weight [out, in] row-major, then its bias; padded to a\n"
+                 "# multiple of the ranks that keep a kind, rank r holds slice r\npadding %s\n",
+                 MAGIC, m->stage, m->ranks, m->step, m->adam_step, m->seed, m->batch, m->examples, m->data,
+                 m->context, m->hidden, m->layers, PADDING);
     size_t psi = 0;
     for (int l = 0; l < manifest_nlayers(m); l++) {
         int out, in;
         manifest_layer(m, l, &out, &in);
-        bad |= fprintf(f, "layer %d weight %d %d bias %d\n", l, out, in, out) < 0;
+        ok &= put(t, cap, n, "layer %d weight %d %d bias %d\n", l, out, in, out);
         psi += manifest_layer_numel(m, l);
     }
-    bad |= fprintf(f, "psi %zu\n", psi) < 0;
+    ok &= put(t, cap, n, "psi %zu\n", psi);
     for (int k = 0; k < m->nkinds; k++)
-        bad |= fprintf(f, "kind %s %s %d\n", m->kind[k].name, m->kind[k].dtype, m->kind[k].ranks) < 0;
-    for (int v = 0; v < m->nvalues; v++)
-        bad |= fprintf(f, "value %s %.17g\n", m->value_name[v], m->value[v]) < 0;
-    bad |= fprintf(f, "# each rank's file: its bytes and its XXH3-64 checksum\n") < 0;
+        ok &= put(t, cap, n, "kind %s %s %d\n", m->kind[k].name, m->kind[k].dtype, m->kind[k].ranks);
+    for (int v = 0; v < m->nvalues; v++) ok &= put(t, cap, n, "value %s %.17g\n", m->value_name[v], m->value[v]);
+    ok &= put(t, cap, n, "# each rank's file: its bytes and its XXH3-64 checksum; then the manifest's own\n");
     for (int r = 0; r < m->ranks; r++)
-        bad |= fprintf(f, "file rank-%05d.safetensors %" PRIu64 " %016" PRIx64 "\n", r, m->file_size[r],
-                       m->file_hash[r]) < 0;
-    bad |= fprintf(f, "end\n") < 0;
-    if (bad) return file_fail(&w, errno);
+        ok &= put(t, cap, n, "file rank-%05d.safetensors %" PRIu64 " %016" PRIx64 "\n", r, m->file_size[r],
+                  m->file_hash[r]);
+    return ok && put(t, cap, n, "end %016" PRIx64 "\n", (uint64_t)XXH3_64bits(t, *n));
+}
+
+#define MANIFEST_MAX_BYTES (2048 + 80 * (MANIFEST_MAX_LAYERS + MANIFEST_MAX_RANKS + MANIFEST_MAX_KINDS + MANIFEST_MAX_VALUES))
+
+const char *manifest_write(const Manifest *m, const char *path) {
+    static char text[MANIFEST_MAX_BYTES];
+    size_t n = 0;
+    if (!manifest_text(m, text, sizeof text, &n)) fatal("manifest_write: more than %d bytes", MANIFEST_MAX_BYTES);
+    AtomicFile w;
+    const char *err = file_begin(&w, path, "checkpoint manifest");
+    if (err) return err;
+    if (fwrite(text, 1, n, w.f) != n) return file_fail(&w, errno);
     return file_commit(&w);
 }
 
-// What the lines that repeat the model's shape said (checked against it).
-typedef struct { int files, ended, layers; size_t psi; } Seen;
+// What the lines read so far said beyond their values: the keys seen (each
+// line that names one must come exactly once), the shape's lines (checked
+// against the model line), and the checksum of the text before "end".
+enum { K_STAGE, K_RANKS, K_STEP, K_ADAM_STEP, K_SEED, K_BATCH, K_EXAMPLES, K_DATA, K_MODEL, K_PADDING, NKEYS };
+static const char *const key_name[NKEYS] = { "stage", "ranks", "step", "adam_step", "seed", "batch", "examples",
+                                             "data", "model", "padding" };
+typedef struct { int files, ended, layers, keys[NKEYS]; size_t psi; FileHash text; uint64_t end; } Seen;
 
 // A line "layer l weight out in bias out" or "psi N": 1 if it agrees with the
 // shape given by the model line before it.
@@ -137,28 +165,58 @@ static int shape_line(const Manifest *m, const char *s, Seen *seen) {
     return -1;
 }
 
+// A line "KEY value": its key's index, or -1. A key seen before makes it bad.
+static int key_line(const char *s, Seen *seen, int *bad) {
+    for (int k = 0; k < NKEYS; k++) {
+        size_t n = strlen(key_name[k]);
+        if (strncmp(s, key_name[k], n) == 0 && s[n] == ' ') {
+            *bad = seen->keys[k]++ > 0;
+            return k;
+        }
+    }
+    return -1;
+}
+
+// A keyed line's value, parsed into m and range-checked; 0 if it is not one.
+static int keyed_line(Manifest *m, const char *s, int key) {
+    char a[64], h[32];
+    int n = 0;
+    switch (key) {
+    case K_STAGE: return sscanf(s, "stage %31s %n", m->stage, &n) == 1 && !s[n];
+    case K_RANKS: return sscanf(s, "ranks %d %n", &m->ranks, &n) == 1 && !s[n] && m->ranks >= 1 &&
+                         m->ranks <= MANIFEST_MAX_RANKS;
+    case K_STEP: return sscanf(s, "step %ld %n", &m->step, &n) == 1 && !s[n] && m->step >= 1 &&
+                        m->step <= MANIFEST_MAX_STEPS;
+    case K_ADAM_STEP: return sscanf(s, "adam_step %ld %n", &m->adam_step, &n) == 1 && !s[n] && m->adam_step >= 0;
+    case K_SEED: return sscanf(s, "seed %" SCNu64 " %n", &m->seed, &n) == 1 && !s[n];
+    case K_BATCH: return sscanf(s, "batch %d %n", &m->batch, &n) == 1 && !s[n] && m->batch > 0;
+    case K_EXAMPLES: return sscanf(s, "examples %zu %n", &m->examples, &n) == 1 && !s[n] && m->examples > 0;
+    case K_DATA: return sscanf(s, "data %16[0-9a-f] %n", h, &n) == 1 && !s[n] && strlen(h) == 16 &&
+                        (m->data = strtoull(h, NULL, 16), 1);
+    case K_MODEL:
+        return sscanf(s, "model context %d hidden %d layers %d %n", &m->context, &m->hidden, &m->layers, &n) == 3 &&
+               !s[n] && m->context >= 1 && m->context <= 32 && m->hidden >= 1 && m->layers >= 0 &&
+               m->layers < MANIFEST_MAX_LAYERS;
+    case K_PADDING: return sscanf(s, "padding %63s %n", a, &n) == 1 && !s[n] && strcmp(a, PADDING) == 0;
+    }
+    return 0;
+}
+
 // One line of the manifest, parsed into m; 0 if it is not one.
 static int manifest_line(Manifest *m, const char *s, Seen *seen) {
-    char a[64], b[64];
-    int n = 0, r;
+    char b[64];
+    int n = 0, r, dup = 0;
     unsigned long long size;
+    int key = key_line(s, seen, &dup);
+    if (key >= 0) return !dup && keyed_line(m, s, key);
     int shape = shape_line(m, s, seen);
     if (shape >= 0) return shape;
-    if (sscanf(s, "stage %31s %n", m->stage, &n) == 1 && !s[n]) return 1;
-    if (sscanf(s, "ranks %d %n", &m->ranks, &n) == 1 && !s[n]) return m->ranks >= 1 && m->ranks <= MANIFEST_MAX_RANKS;
-    if (sscanf(s, "step %ld %n", &m->step, &n) == 1 && !s[n]) return m->step >= 0;
-    if (sscanf(s, "adam_step %ld %n", &m->adam_step, &n) == 1 && !s[n]) return m->adam_step >= 0;
-    if (sscanf(s, "seed %" SCNu64 " %n", &m->seed, &n) == 1 && !s[n]) return 1;
-    if (sscanf(s, "batch %d %n", &m->batch, &n) == 1 && !s[n]) return m->batch > 0;
-    if (sscanf(s, "examples %zu %n", &m->examples, &n) == 1 && !s[n]) return 1;
-    if (sscanf(s, "model context %d hidden %d layers %d %n", &m->context, &m->hidden, &m->layers, &n) == 3 && !s[n])
-        return m->context >= 1 && m->context <= 32 && m->hidden >= 1 && m->layers >= 0 &&
-               m->layers < MANIFEST_MAX_LAYERS;
-    if (sscanf(s, "padding %63s %n", a, &n) == 1 && !s[n]) return strcmp(a, PADDING) == 0;
     if (strncmp(s, "kind ", 5) == 0) {
         if (m->nkinds == MANIFEST_MAX_KINDS) return 0;
         ManifestKind *k = &m->kind[m->nkinds];
         if (sscanf(s, "kind %15s %7s %d %n", k->name, k->dtype, &k->ranks, &n) != 3 || s[n] || k->ranks < 1) return 0;
+        for (int j = 0; j < m->nkinds; j++)
+            if (strcmp(m->kind[j].name, k->name) == 0) return 0;
         m->nkinds++;
         return strcmp(k->dtype, "F32") == 0 || strcmp(k->dtype, "BF16") == 0 || strcmp(k->dtype, "F16") == 0;
     }
@@ -166,6 +224,8 @@ static int manifest_line(Manifest *m, const char *s, Seen *seen) {
         if (m->nvalues == MANIFEST_MAX_VALUES) return 0;
         if (sscanf(s, "value %31s %lf %n", m->value_name[m->nvalues], &m->value[m->nvalues], &n) != 2 || s[n])
             return 0;
+        for (int j = 0; j < m->nvalues; j++)
+            if (strcmp(m->value_name[j], m->value_name[m->nvalues]) == 0) return 0;
         m->nvalues++;
         return 1;
     }
@@ -177,8 +237,19 @@ static int manifest_line(Manifest *m, const char *s, Seen *seen) {
         seen->files++;
         return *end == '\0';
     }
-    if (strcmp(s, "end") == 0) return seen->ended = 1;
+    if (sscanf(s, "end %16s %n", b, &n) == 1 && !s[n] && strlen(b) == 16) {
+        char *end;
+        seen->end = strtoull(b, &end, 16);
+        return (seen->ended = 1) && *end == '\0';
+    }
     return 0;
+}
+
+// The first key with no line, or NULL.
+static const char *missing_key(const Seen *seen) {
+    for (int k = 0; k < NKEYS; k++)
+        if (!seen->keys[k]) return key_name[k];
+    return NULL;
 }
 
 const char *manifest_read(Manifest *m, const char *path) {
@@ -188,28 +259,39 @@ const char *manifest_read(Manifest *m, const char *path) {
     if (!f) REFUSE("cannot read checkpoint manifest '%s': %s", file_shown(path), strerror(errno));
     memset(m, 0, sizeof *m);
     m->ranks = -1;
-    char line[512];
+    char line[512], older[64] = "";
     int lines = 0, bad = 0;
-    Seen seen = { 0 };
+    static Seen seen;
+    memset(&seen, 0, sizeof seen);
+    file_hash_begin(&seen.text);
     while (!bad && !seen.ended && fgets(line, sizeof line, f)) {
         size_t n = strlen(line);
         lines++;
         if (n == 0 || line[n - 1] != '\n') bad = 1;
-        else line[n - 1] = '\0';
+        else if (strncmp(line, "end ", 4) != 0) file_hash_add(&seen.text, line, n);
+        if (!bad) line[n - 1] = '\0';
         if (bad || (lines > 1 && line[0] == '#')) continue;
-        if (lines == 1 && strcmp(line, MAGIC_FNV) == 0) {
-            fclose(f);
-            REFUSE("checkpoint manifest '%s' is from an older version of the course: its files' checksums are "
-                   "FNV-1a, which this version no longer computes (it checks XXH3); resume with that version, "
-                   "or start again", file_shown(path));
-        }
+        if (lines == 1 && strncmp(line, MAGIC, strlen(MAGIC) - 1) == 0 && strcmp(line, MAGIC) != 0)
+            snprintf(older, sizeof older, "%s", line);
         bad = lines == 1 ? strcmp(line, MAGIC) != 0 : !manifest_line(m, line, &seen);
     }
     fclose(f);
+    if (older[0])
+        REFUSE("checkpoint manifest '%s' is from another version of the course ('%s'; this one reads '%s'): "
+               "resume with that version, or start again", file_shown(path), older, MAGIC);
     if (bad) REFUSE("checkpoint manifest '%s' is corrupt at line %d", file_shown(path), lines);
-    if (!seen.ended || m->ranks < 1 || seen.files != m->ranks || !m->stage[0] || m->nkinds == 0 || m->batch == 0 ||
-        seen.layers != manifest_nlayers(m) || seen.psi == 0)
-        REFUSE("checkpoint manifest '%s' is incomplete", file_shown(path));
+    if (!seen.ended) REFUSE("checkpoint manifest '%s' is incomplete: it has no 'end' line", file_shown(path));
+    if (seen.end != file_hash_value(&seen.text))
+        REFUSE("checkpoint manifest '%s' is corrupt: its lines do not match the checksum on its 'end' line (edited "
+               "by hand, or damaged)", file_shown(path));
+    if (missing_key(&seen))
+        REFUSE("checkpoint manifest '%s' is incomplete: it has no '%s' line", file_shown(path), missing_key(&seen));
+    if (seen.files != m->ranks || m->nkinds == 0 || seen.layers != manifest_nlayers(m) || seen.psi == 0)
+        REFUSE("checkpoint manifest '%s' is incomplete: %d file lines for %d ranks, %d kinds, %d of %d layers",
+               file_shown(path), seen.files, m->ranks, m->nkinds, seen.layers, manifest_nlayers(m));
+    if (m->adam_step > m->step)
+        REFUSE("checkpoint manifest '%s' is corrupt: Adam's step %ld is past the step %ld (a step takes at most one)",
+               file_shown(path), m->adam_step, m->step);
     for (int k = 0; k < m->nkinds; k++)
         if (m->kind[k].ranks != 1 && m->kind[k].ranks != m->ranks)
             REFUSE("checkpoint manifest '%s' is corrupt: kind %s over %d ranks of %d", file_shown(path),
@@ -260,14 +342,20 @@ const char *manifest_locate(const char *path, char *dir, size_t cap) {
     default: break;
     }
     snprintf(file, sizeof file, "%s/%s", path, MANIFEST_LATEST);
+    if (holds(path) == HOLDS_NOTHING)
+        REFUSE("no checkpoint in '%s' (neither a manifest nor a '%s' file)", file_shown(path), MANIFEST_LATEST);
+    const char *err = file_check_input(file, "checkpoint pointer");  // before open: a FIFO would block it
+    if (err) return err;
     FILE *f = fopen(file, "r");
-    if (!f) REFUSE("no checkpoint in '%s' (neither a manifest nor a '%s' file)",
-                   file_shown(path), MANIFEST_LATEST);
+    if (!f) REFUSE("cannot read checkpoint pointer '%s': %s", file_shown(file), strerror(errno));
     char name[64] = "";
     int ok = fscanf(f, "%63s", name) == 1 && strncmp(name, "step-", 5) == 0 && !strchr(name, '/');
     fclose(f);
     if (!ok) REFUSE("no checkpoint in '%s': its '%s' file is corrupt", file_shown(path), MANIFEST_LATEST);
     if (snprintf(dir, cap, "%s/%s", path, name) >= (int)cap) REFUSE("checkpoint path too long");
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        REFUSE("no checkpoint in '%s': its '%s' file names %s, which is not a folder there", file_shown(path),
+               MANIFEST_LATEST, name);
     manifest_file(file, sizeof file, dir);
     if (!exists(file))
         REFUSE("checkpoint '%s' is incomplete: it has no manifest, so it is never loaded", file_shown(dir));

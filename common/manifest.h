@@ -21,6 +21,7 @@
 #define MANIFEST_MAX_KINDS 5
 #define MANIFEST_MAX_VALUES 8
 #define MANIFEST_MAX_RANKS 4096
+#define MANIFEST_MAX_STEPS 1000000000L  // --steps' bound
 #define MANIFEST_MANIFEST "manifest"
 #define MANIFEST_LATEST "latest"
 
@@ -38,6 +39,7 @@ typedef struct {
     uint64_t seed;      // with step, where the data order continues
     int batch;
     size_t examples;    // in the data set
+    uint64_t data;      // the data set's fingerprint (data.h): another list of as many examples is refused
     int context, hidden, layers;  // the model's shape, as the options give it
     int nkinds;
     ManifestKind kind[MANIFEST_MAX_KINDS];

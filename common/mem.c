@@ -151,10 +151,67 @@ static void raw_free(void *p, Place place, size_t bytes) {
     free(p);
 }
 
+// ----------------------------------------------------------------------------
+// what the node can give
+
+// A number from the first line of a file that starts with key (key "" for a
+// file that holds just the number); -1 if none.
+static double read_number(const char *path, const char *key) {
+    FILE *f = fopen(path, "r");
+    char line[256];
+    double v = -1;
+    while (f && v < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, key, strlen(key)) == 0) {
+            char *end;
+            double x = strtod(line + strlen(key), &end);
+            if (end != line + strlen(key)) v = x;
+        }
+    if (f) fclose(f);
+    return v;
+}
+
+double mem_host_available(void) {
+    const char *mb = getenv("ZC_HOST_MEM_MB");
+    if (mb && atof(mb) > 0) return atof(mb) * 1048576.0;
+    double avail = read_number("/proc/meminfo", "MemAvailable:") * 1024.0;
+    const char *limits[][2] = { { "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current" },
+                                { "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                  "/sys/fs/cgroup/memory/memory.usage_in_bytes" } };
+    for (int i = 0; i < 2; i++) {
+        double limit = read_number(limits[i][0], ""), used = read_number(limits[i][1], "");
+        if (limit > 0 && used >= 0 && (avail < 0 || limit - used < avail)) avail = limit - used;
+    }
+    return avail;
+}
+
+// A host block larger than the node has available is refused at once, with
+// the numbers: the system would grant it (overcommit) and the OOM killer end
+// the run when it is written, without a word of memory. Small blocks are not
+// worth reading /proc for. During a stage's set-up, rt_check_memory says it
+// once for every rank instead; poisoning (grading) writes every freed block,
+// so it checks from the start.
+#define CHECKED_FROM ((size_t)64 << 20)
+static int check_blocks;
+
+void mem_check_blocks(int on) { check_blocks = on; }
+
+static void refuse_beyond_available(MemCat cat, size_t bytes, Place place) {
+    if (!(check_blocks || poison) || bytes < CHECKED_FROM || place == PLACE_GPU || getenv("ZC_HOST_MEM_MB")) return;
+    double have = mem_host_available();
+    if (have >= 0 && (double)bytes > have)
+        fatal_input("cannot allocate %s of %s in host memory: this node has %s available (%s held already by this "
+                    "rank); use more ranks, a later stage or a smaller model", human_bytes((double)bytes),
+                    cat_names[cat], human_bytes(have), human_bytes((double)st.cur_total));
+}
+
+// ----------------------------------------------------------------------------
+// allocating
+
 static void *allocate(MemCat cat, size_t bytes, int zero, Place place) {
     if ((unsigned)cat >= MEM_NCAT) fatal("mem_alloc: bad category %d", (int)cat);
     size_t rounded = (bytes + 63) & ~(size_t)63;
     if (rounded < bytes) fatal("mem_alloc: %zu bytes overflows", bytes);
+    refuse_beyond_available(cat, rounded, place);
     void *p = raw_alloc(&place, rounded ? rounded : 64, zero);
     if (!p)  // too large a model for this machine: bad input, though one rank sees it
         fatal_input("cannot allocate %s of %s in %s memory (%s held already): the model does not fit; use more "

@@ -50,6 +50,15 @@ int mem_was_freed(const void *p, size_t bytes);
 MemStats mem_stats(void);
 // Peaks restart from the current values (e.g. after set-up).
 void mem_reset_peaks(void);
+// Bytes of host memory this node can give now: MemAvailable, or less where a
+// control group (a container, a batch job) sets a lower limit; -1 if unknown.
+// ZC_HOST_MEM_MB says another amount, for tests (then single blocks are not
+// checked against it, only the set-up's total: rt_check_memory).
+double mem_host_available(void);
+// on: a host block larger than mem_host_available is refused (exit 2, with the
+// numbers) when it is asked for; rt_check_memory turns it on after a stage's
+// set-up, grading mode (poisoning) has it from the start.
+void mem_check_blocks(int on);
 // Category name as printed in reports ("params", "adam_m", ...).
 const char *mem_cat_name(MemCat cat);
 // Sum of the model-state categories now held (params, grads, master, m, v).

@@ -47,39 +47,6 @@ static int read_local_rank(void) {
 
 static double host_free_at_start;  // bytes this node could give when the run began
 
-// A number from the first line of a file that starts with key (key "" for a
-// file that holds just the number); -1 if none.
-static double read_number(const char *path, const char *key) {
-    FILE *f = fopen(path, "r");
-    char line[256];
-    double v = -1;
-    while (f && v < 0 && fgets(line, sizeof line, f))
-        if (strncmp(line, key, strlen(key)) == 0) {
-            char *end;
-            double x = strtod(line + strlen(key), &end);
-            if (end != line + strlen(key)) v = x;
-        }
-    if (f) fclose(f);
-    return v;
-}
-
-// Bytes of memory this node can give now: MemAvailable, or less where a
-// control group (a container, a batch job) sets a lower limit.
-// ZC_HOST_MEM_MB says another amount, for tests.
-static double host_available(void) {
-    const char *mb = getenv("ZC_HOST_MEM_MB");
-    if (mb && atof(mb) > 0) return atof(mb) * 1048576.0;
-    double avail = read_number("/proc/meminfo", "MemAvailable:") * 1024.0;
-    const char *limits[][2] = { { "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current" },
-                                { "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                  "/sys/fs/cgroup/memory/memory.usage_in_bytes" } };
-    for (int i = 0; i < 2; i++) {
-        double limit = read_number(limits[i][0], ""), used = read_number(limits[i][1], "");
-        if (limit > 0 && used >= 0 && (avail < 0 || limit - used < avail)) avail = limit - used;
-    }
-    return avail;
-}
-
 void rt_check_memory(void) {
     MemStats s = mem_stats();
     double mine = (double)(s.cur_total - s.gpu_cur), need = 0, have = 0;
@@ -100,6 +67,7 @@ void rt_check_memory(void) {
         err = why;
     }
     agree_input(err);
+    mem_check_blocks(1);  // from here on, one block too large is refused where it is asked for
 }
 
 // fatal's way out: no rank is left waiting in a collective.
@@ -144,6 +112,7 @@ static char stop_msg[2][256];
 
 static void stopped(int sig) {
     const char *m = stop_msg[sig == SIGINT];
+    file_remove_unfinished();  // no half-written file stays
     if (rt.rank == 0 && write(2, m, strlen(m)) < 0) _exit(128 + sig);
     signal(sig, SIG_DFL);
     raise(sig);
@@ -164,9 +133,6 @@ static void stop_handlers(const char *prog) {
                  "saved before it is kept)\n", prog, names[i]);
         signal(sigs[i], stopped);
     }
-    // A file past the size limit (ulimit -f) is a write error with a reason
-    // ("File too large"), not a death by SIGXFSZ without one.
-    signal(SIGXFSZ, SIG_IGN);
 }
 
 // Who a rank is for the agreement below: the program's name and its build (a
@@ -221,7 +187,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
               "MPI_THREAD_MULTIPLE", provided);
     agree_program(prog);
     rt.local_rank = read_local_rank();
-    host_free_at_start = host_available();
+    host_free_at_start = mem_host_available();
     mem_init();
     kernels_init();
     comm_init();
@@ -329,6 +295,14 @@ static const char *check_files(const Args *a) {
             }
         const char *err = file_check_output(files[k][0], what[k]);
         if (err) return err;
+        // A save or a prune there could remove it, or it overwrite a checkpoint.
+        const char *folders[][2] = { { a->save_dir, "--save-dir" }, { a->resume, "--resume" } };
+        for (int i = 0; i < 2; i++)
+            if (folders[i][0] && (file_same(folders[i][0], files[k][0]) || file_inside(files[k][0], folders[i][0]))) {
+                snprintf(reason, sizeof reason, "%s '%s' is %s '%s' or inside it: a run never writes into a checkpoint "
+                         "folder", files[k][1], file_shown(files[k][0]), folders[i][1], file_shown(folders[i][0]));
+                return reason;
+            }
     }
     return a->save_dir ? file_check_dir(a->save_dir, "checkpoint folder") : NULL;
 }

@@ -150,7 +150,8 @@ static const char *tensor_entry(const json_t *e, StTensor *t) {
     if (!json_is_string(dt)) return "has a malformed dtype";
     snprintf(t->dtype, sizeof t->dtype, "%s", json_string_value(dt));
     if (!st_dtype_bytes(json_string_value(dt)))
-        return snprintf(why, sizeof why, "has unknown dtype '%.20s'", json_string_value(dt)), why;
+        return snprintf(why, sizeof why, "has unknown dtype '%.20s%s'", json_string_value(dt),
+                        strlen(json_string_value(dt)) > 20 ? "..." : ""), why;
     uint64_t s[ST_MAX_DIMS], o[2];
     int n = 0;
     if (!sizes(json_object_get(e, "shape"), s, ST_MAX_DIMS, &t->ndim))

@@ -375,7 +375,7 @@ const char *save_params(Trainer *t, const char *path) {
 // of m and v, the part of the state that exists nowhere else.
 void describe_state(void *trainer, TrainState *s) {
     Trainer *t = trainer;
-    state_begin(s, STAGE, &t->a, t->data.n, &t->opt.step);
+    state_begin(s, STAGE, &t->a, &t->data, &t->opt.step);
     state_add(s, "params", t->model.params, DT_F32, 0);
     state_add(s, "m", t->opt.m, DT_F32, 1);
     state_add(s, "v", t->opt.v, DT_F32, 1);

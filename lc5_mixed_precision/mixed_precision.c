@@ -576,15 +576,15 @@ void describe_state(void *trainer, TrainState *s) {
     Trainer *t = trainer;
     Model *m = &t->model;
     Scaler *c = &t->scaler;
-    state_begin(s, STAGE, &t->a, t->data.n, &t->opt.step);
+    state_begin(s, STAGE, &t->a, &t->data, &t->opt.step);
     if (m->dt != DT_F32) state_add(s, "params16", m->params, m->dt, 1);
     state_add(s, "master", m->master, DT_F32, 1);
     state_add(s, "m", t->opt.m, DT_F32, 1);
     state_add(s, "v", t->opt.v, DT_F32, 1);
-    state_value(s, "scale", &c->scale);
-    state_value(s, "clean", &c->clean);
-    state_value(s, "skipped", &c->skipped);
-    state_value(s, "at_floor", &c->at_floor);
+    state_value(s, "scale", &c->scale, MIN_SCALE, c->dynamic ? MAX_SCALE : 1e9);  // --loss-scale's range
+    state_value(s, "clean", &c->clean, 0, c->window - 1);
+    state_value(s, "skipped", &c->skipped, 0, 1e9);  // --steps' bound
+    state_value(s, "at_floor", &c->at_floor, 0, MAX_SKIPS_AT_FLOOR);
 }
 
 // Continues from --resume (checkpoint_resume). A static loss scale is an

@@ -157,7 +157,13 @@ expect 2 2 "was saved with --seed" "$lc4" $train --seed 7 --steps $S --resume "$
 expect 2 2 "was saved with --batch" "$lc4" $train --batch 24 --steps $S --resume "$tmp/c4"
 expect 2 2 "leaves nothing to train" "$lc4" $train --steps $H --resume "$tmp/c4"
 grep -x "[a-z]*" /usr/share/dict/words | head -n 20000 >"$tmp/fewer_words"
-expect 2 2 "examples; --data gives" "$lc4" $train --steps $S --data "$tmp/fewer_words" --resume "$tmp/c4"
+expect 2 2 "was trained on another data set (592752 examples" "$lc4" $train --steps $S --data "$tmp/fewer_words" \
+  --resume "$tmp/c4"
+# Another data set of as many examples (every first 'a' of a word an 'e'):
+# refused by the data's fingerprint, not its size.
+sed 's/a/e/' /usr/share/dict/words >"$tmp/other_words"
+expect 2 2 "was trained on another data set (592752 examples" "$lc4" $train --steps $S --data "$tmp/other_words" \
+  --resume "$tmp/c4"
 expect 2 2 "lc5_mixed_precision cannot resume it" "$B/lc5_mixed_precision" $train --steps $S --resume "$tmp/c4"
 expect 2 2 "lc4_zero3 cannot resume it" "$lc4" $train --steps $S --resume "$tmp/k5"
 expect 2 2 "this run keeps it as BF16" "$B/lc5_mixed_precision" $train --steps $S --resume "$tmp/k5"

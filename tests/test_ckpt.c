@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "../common/safetensors.h"
 #include "../common/mlp.h"
@@ -559,6 +560,17 @@ static void tiny_checkpoint(Manifest *m, const char *d) {
     }
 }
 
+// Writes text to path with its 'end' line's checksum made right again, as a
+// hand edit that knew the format would: the line checks behind it must hold.
+static void write_signed(const char *path, const char *text) {
+    const char *end = strstr(text, "\nend ");
+    ck_assert_ptr_nonnull(end);
+    size_t n = (size_t)(end - text) + 1;
+    FILE *g = fopen(path, "w");
+    fprintf(g, "%.*send %016llx\n", (int)n, text, (unsigned long long)XXH3_64bits(text, n));
+    fclose(g);
+}
+
 START_TEST(test_manifest) {
     static Manifest m, back;
     tiny_manifest(&m, 3);
@@ -566,14 +578,25 @@ START_TEST(test_manifest) {
     ck_assert_ptr_null(manifest_write(&m, path_of("manifest")));
     ck_assert_ptr_null(manifest_read(&back, path_of("manifest")));
     ck_assert_mem_eq(&back, &m, sizeof m);
-    // Each line changed in a way a reader must not accept.
+    // Each line changed in a way a reader must not accept, even with the
+    // manifest's checksum made to match.
     static const char *bad[][2] = {
-        { "end\n", "" },                                  // cut short
         { "ranks 3\n", "ranks 3x\n" },
         { "kind s F32 3\n", "kind s F32 2\n" },           // neither whole nor over every rank
         { "kind h BF16 3\n", "kind h Q4 3\n" },
+        { "kind h BF16 3\n", "kind h BF16 3\nkind h BF16 3\n" },   // a kind twice
+        { "value scale", "value scale 1\nvalue scale" },   // a value twice
         { "padding segment", "padding row" },
         { "step 7\n", "step -7\n" },
+        { "step 7\n", "step 4\n" },                       // Adam's step 5 past it
+        { "step 7\n", "step 7\nstep 8\n" },              // a line twice
+        { "step 7\n", "" },                                // a line missing
+        { "adam_step 5\n", "" },
+        { "seed 18446744073709551615\n", "" },
+        { "examples 1000\n", "" },
+        { "examples 1000\n", "examples 0\n" },
+        { "data 0000000000000000\n", "" },
+        { "data 0000000000000000\n", "data 00000000000000zz\n" },
         { "file rank-00001", "file rank-00002" },
         { "fedcba9876543210", "fedcba987654321" },
         { "model context 1", "model context 99" },
@@ -582,35 +605,55 @@ START_TEST(test_manifest) {
         { "psi 137\n", "" },                             // a shape line missing
     };
     FILE *f = fopen(path_of("manifest"), "r");
-    static char text[8192];
+    static char text[8192], edited[8192];
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = '\0';
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *at = strstr(text, bad[i][0]);
-        ck_assert_ptr_nonnull(at);
-        FILE *g = fopen(path_of("bad_manifest"), "w");
-        fprintf(g, "%.*s%s%s", (int)(at - text), text, bad[i][1], at + strlen(bad[i][0]));
-        fclose(g);
+        ck_assert_msg(at != NULL, "%s", bad[i][0]);
+        snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - text), text, bad[i][1], at + strlen(bad[i][0]));
+        write_signed(path_of("bad_manifest"), edited);
         const char *err = manifest_read(&back, path_of("bad_manifest"));
         ck_assert_msg(err && (strstr(err, "is corrupt") || strstr(err, "is incomplete")), "change %zu accepted: %s",
                       i, err ? err : "(no error)");
     }
+    // A line missing is named; an edit that leaves the checksum as it was is
+    // corrupt, whatever line it changed; a manifest cut before its end is
+    // incomplete.
+    snprintf(edited, sizeof edited, "%.*s%s", (int)(strstr(text, "seed ") - text), text, strstr(text, "batch "));
+    write_signed(path_of("bad_manifest"), edited);
+    const char *why = manifest_read(&back, path_of("bad_manifest"));
+    ck_assert_msg(why && strstr(why, "is incomplete: it has no 'seed' line"), "%s", why ? why : "(accepted)");
+    char *step = strstr(text, "step 7\n");
+    snprintf(edited, sizeof edited, "%.*sstep 6\n%s", (int)(step - text), text, step + 7);
+    FILE *g = fopen(path_of("bad_manifest"), "w");
+    fputs(edited, g);
+    fclose(g);
+    why = manifest_read(&back, path_of("bad_manifest"));
+    ck_assert_msg(why && strstr(why, "do not match the checksum on its 'end' line"), "%s", why ? why : "(accepted)");
+    g = fopen(path_of("bad_manifest"), "w");
+    fprintf(g, "%.*s", (int)(strstr(text, "\nend ") - text) + 1, text);
+    fclose(g);
+    why = manifest_read(&back, path_of("bad_manifest"));
+    ck_assert_msg(why && strstr(why, "is incomplete: it has no 'end' line"), "%s", why ? why : "(accepted)");
     // A manifest with fewer file lines than ranks (cut after its rank 1) is
     // incomplete, not corrupt: nothing in it is wrong, something is missing.
-    FILE *h = fopen(path_of("short_manifest"), "w");
     char *cut = strstr(text, "file rank-00002");
     ck_assert_ptr_nonnull(cut);
-    fprintf(h, "%.*send\n", (int)(cut - text), text);
-    fclose(h);
-    const char *why = manifest_read(&back, path_of("short_manifest"));
+    snprintf(edited, sizeof edited, "%.*send 0\n", (int)(cut - text), text);
+    write_signed(path_of("short_manifest"), edited);
+    why = manifest_read(&back, path_of("short_manifest"));
     ck_assert_msg(why && strstr(why, "is incomplete"), "%s", why ? why : "(accepted)");
-    // A checkpoint of format 1 (FNV-1a checksums) is refused with the reason, not as corrupt.
-    FILE *g = fopen(path_of("old_manifest"), "w");
-    fprintf(g, "zero-course training checkpoint 1%s", strchr(text, '\n'));
-    fclose(g);
-    const char *err = manifest_read(&back, path_of("old_manifest"));
-    ck_assert_msg(err && strstr(err, "older version of the course") && strstr(err, "FNV-1a"), "%s", err);
+    // A checkpoint of an older format (1: FNV-1a checksums; 2: no data
+    // fingerprint, no checksum of its own) is refused with the reason.
+    for (int v = 1; v <= 2; v++) {
+        g = fopen(path_of("old_manifest"), "w");
+        fprintf(g, "zero-course training checkpoint %d%s", v, strchr(text, '\n'));
+        fclose(g);
+        const char *err = manifest_read(&back, path_of("old_manifest"));
+        ck_assert_msg(err && strstr(err, "from another version of the course"), "%s", err);
+    }
     // The checksum is XXH3-64: its value for no bytes is xxHash's published one.
     fclose(fopen(path_of("empty"), "w"));
     uint64_t size, hash;

@@ -64,6 +64,11 @@ int main(int argc, char **argv) {
     }
     if (!err) err = file_check_output(argv[2], "model file");
     if (err) stop(2, err);
+    if (file_same(argv[1], argv[2]) || file_inside(argv[2], argv[1]) || file_inside(argv[2], dir)) {
+        snprintf(path, sizeof path, "'%s' is inside the checkpoint '%s' it reads: consolidate never writes into a "
+                 "checkpoint folder", file_shown(argv[2]), file_shown(argv[1]));
+        stop(2, path);
+    }
     int k = manifest_kind(&m, "params");
     if (k < 0) k = manifest_kind(&m, "master");
     if (k < 0) stop(2, "the checkpoint holds neither 'params' nor 'master'");

@@ -123,6 +123,7 @@ int main(int argc, char **argv) {
     if ((psi > 0) == (hidden > 0 || layers >= 0))
         usage("give either --params or --hidden and --layers%s%s", "", "");
     if (hidden > 0 && layers < 0) usage("--hidden needs --layers%s%s", "", "");
+    if (layers >= 0 && hidden == 0) usage("--layers needs --hidden%s%s", "", "");
     if (largest > 0 && psi == 0) usage("--largest-layer goes with --params (the MLP's is computed)%s%s", "", "");
     if (largest > psi && psi > 0) usage("--largest-layer is larger than --params%s%s", "", "");
     double psi_pad = psi;
