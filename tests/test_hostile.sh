@@ -169,4 +169,35 @@ open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + b"\0" * 4)
 PY
 expect 1 2 "unknown dtype 'AAAAAAAAAAAAAAAAAAAA...'" "$BUILD/bin/lc0_adam" $S --init "$tmp/dtype.st"
 
+# ------------------------------------------------------------------------------
+# Durability only an OS crash would show (issue 25.5): every file a run writes
+# is synced before its rename, and its folder after, in that order. Read from
+# the system calls themselves, per process (each rank writes its own file).
+
+if strace -qq -o /dev/null true 2>/dev/null; then
+  mkdir "$tmp/dur"
+  timeout 120 tools/launch 2 strace -ff -y -qq -e trace=fsync,fdatasync,rename,renameat,renameat2 -o "$tmp/dur/sys" \
+    "$lc2" $S --save-every 2 --save-model "$tmp/dur/m.st" --loss-log "$tmp/dur/l.txt" --trace "$tmp/dur/t.json" \
+    --save-dir "$tmp/dur/ck" >/dev/null 2>&1
+  # Each rename: its file synced before it, the first sync after it its folder.
+  # Prints each target so checked, or BAD lines.
+  cat "$tmp"/dur/sys.* /dev/null | awk '
+    FNR == 1 { delete synced; pending = "" }
+    /^f(data)?sync\(/ { p = $0; sub(/^[^<]*</, "", p); sub(/>\).*$/, "", p)
+                        if (pending != "") { print (p == pending ? "" : "BAD dir ") renamed; pending = "" }
+                        synced[p] = 1; next }
+    /^rename/ { split($0, q, "\""); src = q[2]; renamed = q[4]
+                if (!(src in synced)) print "BAD data " renamed
+                pending = renamed; sub(/\/[^\/]*$/, "", pending) }
+    END { if (pending != "") print "BAD dir " renamed }' >"$tmp/dur/checked"
+  d=$tmp/dur
+  for f in m.st l.txt t.json ck/latest ck/step-00000002/manifest ck/step-00000004/manifest \
+           ck/step-00000004/rank-00000.safetensors ck/step-00000004/rank-00001.safetensors; do
+    check "$f: synced, renamed, its folder synced" grep -qx "$(realpath "$d")/$f" "$d/checked"
+  done
+  check "no write out of that order ($(grep BAD "$d/checked" | head -n 2))" sh -c "! grep -q BAD '$d/checked'"
+else
+  echo "skipped: the order of fsync and rename (no strace here, or it cannot trace)"
+fi
+
 finish test_hostile
