@@ -115,6 +115,8 @@ START_TEST(test_malformed) {
         { "overlimit", "{}", 100000001, 0, "over the format's limit of 100000000" },
         { "pastend", "{}", 100, 0, "impossible" },
         { "notobj", "[1,2]   ", -1, 0, "not a JSON object" },
+        { "blank", "        ", -1, 0, "not a JSON object" },
+        { "dtypenum", "{\"a\":{\"dtype\":5,\"shape\":[1],\"data_offsets\":[0,4]}}", -1, 4, "has a malformed dtype" },
         { "unterminated", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]", -1, 4, "garbled" },
         { "badtoken", "{\"a\":{\"dtype\":F32,\"shape\":[1],\"data_offsets\":[0,4]}}", -1, 4, "garbled" },
         { "trailing", "{} xx", -1, 0, "text after" },

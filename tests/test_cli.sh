@@ -145,6 +145,9 @@ else bad=$((bad + 1)); echo "FAIL: plan's DeepSpeed estimate does not truncate 1
 expect 1 2 "--largest-layer goes with --params" "$BUILD/bin/plan" --hidden 8 --layers 1 --ranks 2 --largest-layer 5
 expect 1 2 "--ranks 0: expected a number" "$BUILD/bin/plan" --params 1e9 --ranks 0
 expect 1 2 "give either --params or --hidden and --layers" "$BUILD/bin/plan" --ranks 8
+expect 1 2 "--precision half: expected mixed or fp32" "$BUILD/bin/plan" --params 1e9 --ranks 8 --precision half
+expect 1 2 "--largest-layer is larger than --params" "$BUILD/bin/plan" --params 10 --largest-layer 11 --ranks 2
+expect 1 2 "unknown option '--bogus'" "$BUILD/bin/plan" --params 10 --ranks 2 --bogus 1
 expect 1 2 "--precision fp8: expected mixed or fp32" "$BUILD/bin/plan" --params 1e9 --ranks 8 --precision fp8
 expect 2 2 "-b 10X: expected a size" "$BUILD/bin/bench_comm" -b 10X
 

@@ -100,6 +100,10 @@ for edit in "scale inf" "scale nan" "scale -1" "scale 0.5" "scale 1e39" "scale 3
   sed -i "s/^value $1 .*/value $1 $2/" "$tmp/e/manifest" && "$sign" "$tmp/e/manifest"
   expect 2 2 "holds $1 " "$lc5" $S --dtype fp16 --scale-window 4 --steps 8 --resume "$tmp/e"
 done
+rm -rf "$tmp/e" && cp -r "$tmp/k5/step-00000004" "$tmp/e"
+sed -i '/^value clean /d' "$tmp/e/manifest" && "$sign" "$tmp/e/manifest"
+expect 2 2 "which keeps no 'clean': lc5_mixed_precision cannot resume it" \
+  "$lc5" $S --dtype fp16 --scale-window 4 --steps 8 --resume "$tmp/e"
 check "lc5 resumes its own checkpoint" sh -c "timeout 60 tools/launch 2 '$lc5' $S --dtype fp16 --scale-window 4 \
   --steps 6 --resume '$tmp/k5' >/dev/null"
 
@@ -133,6 +137,10 @@ ln -s ../other/step-00000001 "$tmp/sd/step-00000006"
 expect 2 1 "cannot write checkpoint folder '$tmp/sd/step-00000006': not a folder" \
   "$lc2" $S --steps 6 --save-dir "$tmp/sd" --resume "$tmp/sd"
 check "and wrote nothing through it" test "$(ls "$tmp/other/step-00000001")" = manifest
+
+# A manifest that cannot be replaced (a folder in its place) stops the save.
+mkdir -p "$tmp/mdir/step-00000004/manifest"
+expect 2 1 "cannot replace checkpoint manifest '$tmp/mdir/step-00000004/manifest'" "$lc2" $S --save-dir "$tmp/mdir"
 
 # ------------------------------------------------------------------------------
 # Debris: temporaries of killed saves go with the next save; a failed save
