@@ -124,12 +124,10 @@ static void remove_temporaries(const char *dir) {
     struct dirent *e;
     char path[4600];
     while ((e = readdir(d)) != NULL) {
-        char of[32];
-        int r;
-        int ours = file_is_temporary(e->d_name, MANIFEST_LATEST) || file_is_temporary(e->d_name, MANIFEST_MANIFEST) ||
-                   (sscanf(e->d_name, "rank-%5d", &r) == 1 &&
-                    (snprintf(of, sizeof of, "rank-%05d.safetensors", r), file_is_temporary(e->d_name, of)));
-        if (ours && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
+        const char *n = e->d_name;
+        int ours = file_is_temporary(n, MANIFEST_LATEST) || file_is_temporary(n, MANIFEST_MANIFEST) ||
+                   (strncmp(n, "rank-", 5) == 0 && strstr(n, ".safetensors.tmp."));
+        if (ours && snprintf(path, sizeof path, "%s/%s", dir, n) < (int)sizeof path) unlink(path);
     }
     closedir(d);
 }

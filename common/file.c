@@ -68,19 +68,18 @@ const char *file_check_output(const char *path, const char *what) {
     } else if (errno != ENOENT) {
         REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
     }
-    // The directory must take a new file, and the disk a block of it: that is
-    // how the file will be written.
-    char dir[PATH_MAX];
-    if (strlen(path) >= sizeof dir) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
-    dir_of(path, dir, sizeof dir);
-    const char *err = probe_dir(dir, path, what);
-    if (err) return err;
-    // And the name the write will use for its temporary file must be one the
-    // file system takes (a long name may fit where name.tmp.PID.N does not).
+    // The write's own temporary file (NAME.tmp.PID.N: a long name may fit where
+    // it does not) must be created beside the target, and the disk take a
+    // block of it, synced: that is how the file will be written.
     AtomicFile w;
-    err = file_begin(&w, path, what);
-    if (!err) file_abandon(&w);
-    return err;
+    const char *err = file_begin(&w, path, what);
+    if (err) return err;
+    static const char block[4096];
+    int ok = fwrite(block, 1, sizeof block, w.f) == sizeof block && fflush(w.f) == 0 && fsync(fileno(w.f)) == 0;
+    int e = errno;
+    file_abandon(&w);
+    if (!ok) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(e ? e : ENOSPC));
+    return NULL;
 }
 
 const char *file_check_dir(const char *path, const char *what) {

@@ -19,9 +19,9 @@ const char *file_shown(const char *path);
 // NULL if path is a regular file this process can read; else why not, saying
 // it is the `what` (e.g. "data file"). Opens nothing.
 const char *file_check_input(const char *path, const char *what);
-// NULL if path can be written: it is a regular file or absent, and its
-// directory takes new files (tried with a temporary file, removed at once).
-// Leaves nothing behind.
+// NULL if path can be written: it is a regular file or absent, and the
+// temporary file a write of it uses can be created and take a synced block
+// (tried, then removed at once). Leaves nothing behind.
 const char *file_check_output(const char *path, const char *what);
 // NULL if path can hold new files: a directory, or absent with a parent that
 // takes new files (tried as above). Creates nothing.

@@ -339,11 +339,11 @@ const char *manifest_locate(const char *path, char *dir, size_t cap) {
     case HOLDS_RANK_FILE:
         REFUSE("checkpoint '%s' is incomplete: it has no manifest (the run stopped while saving it), so it is "
                "never loaded", file_shown(path));
-    default: break;
+    case HOLDS_NOTHING:
+        REFUSE("no checkpoint in '%s' (neither a manifest nor a '%s' file)", file_shown(path), MANIFEST_LATEST);
+    case HOLDS_LATEST: break;
     }
     snprintf(file, sizeof file, "%s/%s", path, MANIFEST_LATEST);
-    if (holds(path) == HOLDS_NOTHING)
-        REFUSE("no checkpoint in '%s' (neither a manifest nor a '%s' file)", file_shown(path), MANIFEST_LATEST);
     const char *err = file_check_input(file, "checkpoint pointer");  // before open: a FIFO would block it
     if (err) return err;
     FILE *f = fopen(file, "r");

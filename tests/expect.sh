@@ -1,5 +1,8 @@
-# Shared by the shell suites: counters and the two checks they are made of.
-# Source it after setting $tmp (a scratch directory); ends with 'finish NAME'.
+# Shared by the shell suites: a scratch folder ($tmp, removed on exit), the
+# counters and the two checks they are made of. Source it from the top of the
+# tree; a suite ends with 'finish NAME'.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 ok=0 bad=0
 
 # expect N STATUS FRAGMENT PROGRAM ARGS...: exit status and one stderr line containing FRAGMENT.

@@ -12,8 +12,6 @@
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . tests/expect.sh
 B=$BUILD/bin
 model="--hidden 16 --layers 2 --context 3 --batch 48 --sample 0 --log-every 1"

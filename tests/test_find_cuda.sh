@@ -5,8 +5,6 @@
 # usage: tests/test_find_cuda.sh
 set -u
 cd "$(dirname "$0")/.." || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . tests/expect.sh
 
 # toolkit DIR: a fake CUDA toolkit (nvcc, the two headers, lib64).

@@ -9,8 +9,6 @@
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . tests/expect.sh
 S="--hidden 8 --layers 1 --batch 12 --steps 4 --sample 0 --log-every 0"
 lc1="$BUILD/bin/lc1_distributed_adam"
