@@ -73,6 +73,16 @@ void round_to(float *x, DType dt, size_t n);
 // the GPU; on the CPU, panels widened to fp32 for CBLAS). fp32 is matmul.
 void matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
                int ta, int tb, float beta);
+// C = op(A) op(B) as matmul_dt with C of type dt too: each fp32 sum rounded to dt
+// once, as a tensor core writes a 16-bit result (no fp32 copy of C is kept).
+void matmul_to_dt(void *C, const void *A, const void *B, DType dt, int M, int N, int K, int ta, int tb);
+// one_hot with X of type dt (0 and 1 are exact in every type).
+void one_hot_dt(void *X, DType dt, const uint8_t *ctx, int rows, int T, int V);
+// Y[r,c] += b[c] as bias_add, with b of type dt (widened exactly).
+void bias_add_dt(float *Y, const void *b, DType dt, int rows, int cols);
+// db[c] += sum over rows of dY[r,c], as bias_grad with dY and db of type dt:
+// summed in double, rounded to fp32 and then to dt.
+void bias_grad_dt(void *db, const void *dY, DType dt, int rows, int cols);
 // dx = dy where y (type dt) > 0, else 0; dx may be dy.
 void relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n);
 // y += x, added in fp32 and rounded to dt.

@@ -83,7 +83,7 @@ void relu_backward(float *dx, const float *dy, const float *y, size_t n) {
 }
 
 void one_hot(float *X, const uint8_t *ctx, int rows, int T, int V) {
-    ON_GPU(cuda_one_hot(X, ctx, rows, T, V));
+    ON_GPU(cuda_one_hot(X, DT_F32, ctx, rows, T, V));
     size_t width = (size_t)T * V;
     for (int r = 0; r < rows; r++) {
         float *x = X + (size_t)r * width;
@@ -251,17 +251,16 @@ static void widen_block(float *dst, const void *X, DType dt, int ld, int r0, int
 // computes the 16-bit products exactly and sums them in fp32.
 enum { TILE = 256 };
 
-void matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
-               int ta, int tb, float beta) {
-    check_float_type(dt, "matmul_dt");
-    if (dt == DT_F32) { matmul(C, A, B, M, N, K, ta, tb, beta); return; }
-    if (M < 0 || N < 0 || K < 0) fatal("matmul_dt: negative shape %dx%dx%d", M, N, K);
-    compute_mark();
-    ON_GPU(cuda_matmul_dt(C, A, B, dt, M, N, K, ta, tb, beta));
+// The tiles of C = op(A) op(B) + beta C with A, B of type dt; C is fp32, or
+// with ct 16-bit each fp32 tile is rounded into C (beta 0): what matmul_dt and
+// matmul_to_dt share. Panels and the tile are kernel workspace.
+static void matmul_tiles(void *C, DType ct, const void *A, const void *B, DType dt, int M, int N, int K,
+                         int ta, int tb, float beta) {
     if (M == 0 || N == 0) return;
     int mb = M < TILE ? M : TILE, nb = N < TILE ? N : TILE, k1 = K > 0 ? K : 1;
-    float *a = mem_alloc_scratch(MEM_ACTIVATIONS, (size_t)mb * k1 * sizeof(float));
-    float *b = mem_alloc_scratch(MEM_ACTIVATIONS, (size_t)k1 * nb * sizeof(float));
+    float *a = mem_alloc_scratch(MEM_WORKSPACE, (size_t)mb * k1 * sizeof(float));
+    float *b = mem_alloc_scratch(MEM_WORKSPACE, (size_t)k1 * nb * sizeof(float));
+    float *tile = ct == DT_F32 ? NULL : mem_alloc_scratch(MEM_WORKSPACE, (size_t)mb * nb * sizeof(float));
     for (int i0 = 0; i0 < M; i0 += mb) {
         int ni = M - i0 < mb ? M - i0 : mb;
         if (ta) widen_block(a, A, dt, M, 0, K, i0, ni);  // op(A)[i0.., :], packed as stored
@@ -272,13 +271,81 @@ void matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, i
                 if (tb) widen_block(b, B, dt, K, j0, nj, 0, K);  // op(B)[:, j0..]
                 else widen_block(b, B, dt, N, 0, K, j0, nj);
             }
+            float *c = tile ? tile : (float *)C + (size_t)i0 * N + j0;
             cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                         tb ? CblasTrans : CblasNoTrans, ni, nj, K, 1.0f, a, ta ? ni : k1, b,
-                        tb ? k1 : nj, beta, C + (size_t)i0 * N + j0, N);
+                        tb ? k1 : nj, beta, c, tile ? nj : N);
+            for (int i = 0; tile && i < ni; i++)
+                cast_from_f32((char *)C + ((size_t)(i0 + i) * N + j0) * dtype_size(ct), tile + (size_t)i * nj,
+                              ct, (size_t)nj);
         }
     }
     mem_free(a);
     mem_free(b);
+    mem_free(tile);
+}
+
+void matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
+               int ta, int tb, float beta) {
+    check_float_type(dt, "matmul_dt");
+    if (dt == DT_F32) { matmul(C, A, B, M, N, K, ta, tb, beta); return; }
+    if (M < 0 || N < 0 || K < 0) fatal("matmul_dt: negative shape %dx%dx%d", M, N, K);
+    compute_mark();
+    ON_GPU(cuda_matmul_dt(C, A, B, dt, M, N, K, ta, tb, beta));
+    matmul_tiles(C, DT_F32, A, B, dt, M, N, K, ta, tb, beta);
+}
+
+void matmul_to_dt(void *C, const void *A, const void *B, DType dt, int M, int N, int K, int ta, int tb) {
+    check_float_type(dt, "matmul_to_dt");
+    if (dt == DT_F32) { matmul(C, A, B, M, N, K, ta, tb, 0.0f); return; }
+    if (M < 0 || N < 0 || K < 0) fatal("matmul_to_dt: negative shape %dx%dx%d", M, N, K);
+    compute_mark();
+    ON_GPU(cuda_matmul_to_dt(C, A, B, dt, M, N, K, ta, tb));
+    matmul_tiles(C, dt, A, B, dt, M, N, K, ta, tb, 0.0f);
+}
+
+void one_hot_dt(void *X, DType dt, const uint8_t *ctx, int rows, int T, int V) {
+    check_float_type(dt, "one_hot_dt");
+    if (dt == DT_F32) { one_hot(X, ctx, rows, T, V); return; }
+    ON_GPU(cuda_one_hot(X, dt, ctx, rows, T, V));
+    size_t width = (size_t)T * V;
+    uint16_t *x = X, one = dt == DT_BF16 ? f32_to_bf16(1.0f) : f32_to_f16(1.0f);
+    memset(x, 0, (size_t)rows * width * sizeof *x);
+    for (int r = 0; r < rows; r++)
+        for (int t = 0; t < T; t++) x[(size_t)r * width + (size_t)t * V + ctx[(size_t)r * T + t]] = one;
+}
+
+void bias_add_dt(float *Y, const void *b, DType dt, int rows, int cols) {
+    check_float_type(dt, "bias_add_dt");
+    if (dt == DT_F32) { bias_add(Y, b, rows, cols); return; }
+    ON_GPU(cuda_bias_add_dt(Y, b, dt, rows, cols));
+    const uint16_t *h = b;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++)
+            Y[(size_t)r * cols + c] += dt == DT_BF16 ? bf16_to_f32(h[c]) : f16_to_f32(h[c]);
+}
+
+// bias_grad's sums (in double, in row order) of the widened dY, rounded to fp32
+// and then to dt, column by column.
+void bias_grad_dt(void *db, const void *dY, DType dt, int rows, int cols) {
+    check_float_type(dt, "bias_grad_dt");
+    if (dt == DT_F32) { bias_grad(db, dY, rows, cols); return; }
+    ON_GPU(cuda_bias_grad_dt(db, dY, dt, rows, cols));
+    enum { BLOCK = 256 };  // columns at a time, as bias_grad
+    double acc[BLOCK];
+    uint16_t *out = db;
+    const uint16_t *y = dY;
+    for (int c0 = 0; c0 < cols; c0 += BLOCK) {
+        int n = cols - c0 < BLOCK ? cols - c0 : BLOCK;
+        for (int c = 0; c < n; c++) acc[c] = dt == DT_BF16 ? bf16_to_f32(out[c0 + c]) : f16_to_f32(out[c0 + c]);
+        for (int r = 0; r < rows; r++) {
+            const uint16_t *h = y + (size_t)r * cols + c0;
+            if (dt == DT_BF16) for (int c = 0; c < n; c++) acc[c] += bf16_to_f32(h[c]);
+            else for (int c = 0; c < n; c++) acc[c] += f16_to_f32(h[c]);
+        }
+        for (int c = 0; c < n; c++)
+            out[c0 + c] = dt == DT_BF16 ? f32_to_bf16((float)acc[c]) : f32_to_f16((float)acc[c]);
+    }
 }
 
 void relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n) {

@@ -155,20 +155,23 @@ void cuda_relu_backward(float *dx, const float *dy, const float *y, size_t n) {
     CHECK_LAUNCH("relu_backward");
 }
 
-__global__ void k_one_hot(float *X, const uint8_t *ctx, size_t n, int T, int V) {
+// X of type dt: 1.0 is 0x3f80 in bf16 and 0x3c00 in fp16; 0 is 0 in all three.
+__global__ void k_one_hot(void *X, DType dt, const uint8_t *ctx, size_t n, int T, int V) {
     size_t width = (size_t)T * V;
     GRID_STRIDE(i, n) {
         size_t r = i / width, j = i % width;
-        X[i] = ctx[r * T + j / V] == (uint8_t)(j % V) ? 1.0f : 0.0f;
+        int one = ctx[r * T + j / V] == (uint8_t)(j % V);
+        if (dt == DT_F32) ((float *)X)[i] = one ? 1.0f : 0.0f;
+        else ((uint16_t *)X)[i] = one ? (dt == DT_BF16 ? 0x3f80 : 0x3c00) : 0;
     }
 }
-void cuda_one_hot(float *X, const uint8_t *ctx, int rows, int T, int V) {
+void cuda_one_hot(void *X, DType dt, const uint8_t *ctx, int rows, int T, int V) {
     size_t nctx = (size_t)rows * T, n = nctx * V;
     if (!n) return;
     s.ctx = (uint8_t *)grow(s.ctx, &s.ctx_n, nctx, 1);
     // From pageable memory the copy returns once ctx has been read: the caller may reuse it.
     CHECK_CUDA(cudaMemcpyAsync(s.ctx, ctx, nctx, cudaMemcpyHostToDevice, stream()));
-    k_one_hot<<<blocks_for(n), THREADS, 0, stream()>>>(X, s.ctx, n, T, V);
+    k_one_hot<<<blocks_for(n), THREADS, 0, stream()>>>(X, dt, s.ctx, n, T, V);
     CHECK_LAUNCH("one_hot");
 }
 
@@ -342,18 +345,52 @@ void cuda_round_to(float *x, DType dt, size_t n) {
 // Tensor cores multiply the 16-bit operands exactly and sum in fp32
 // (CUBLAS_COMPUTE_32F). The handle's pedantic mode could keep them off, so this
 // call runs in the default mode; fp32 products keep the pedantic one.
-void cuda_matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
-                    int ta, int tb, float beta) {
+// C of type ct (fp32, or dt where cuBLAS rounds each fp32 sum as it stores it).
+static void gemm_dt(void *C, DType ct, const void *A, const void *B, DType dt, int M, int N, int K, int ta,
+                    int tb, float beta) {
     if (M == 0 || N == 0) return;
     const float one = 1.0f;
-    cudaDataType_t type = dt == DT_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    cudaDataType_t type = dt == DT_BF16 ? CUDA_R_16BF : CUDA_R_16F, ctype = ct == DT_F32 ? CUDA_R_32F : type;
     int lda = ta ? M : K, ldb = tb ? K : N;
     CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
     CHECK_CUBLAS(cublasGemmEx(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                               N, M, K, &one, B, type, ldb > 0 ? ldb : 1, A, type,
-                              lda > 0 ? lda : 1, &beta, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F,
+                              lda > 0 ? lda : 1, &beta, C, ctype, N, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT));
     CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));
+}
+
+void cuda_matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
+                    int ta, int tb, float beta) {
+    gemm_dt(C, DT_F32, A, B, dt, M, N, K, ta, tb, beta);
+}
+
+void cuda_matmul_to_dt(void *C, const void *A, const void *B, DType dt, int M, int N, int K, int ta, int tb) {
+    gemm_dt(C, dt, A, B, dt, M, N, K, ta, tb, 0.0f);
+}
+
+__global__ void k_bias_add_dt(float *Y, const void *b, DType dt, size_t n, int cols) {
+    GRID_STRIDE(i, n) Y[i] += load(b, dt, i % cols);
+}
+void cuda_bias_add_dt(float *Y, const void *b, DType dt, int rows, int cols) {
+    size_t n = (size_t)rows * cols;
+    if (!n) return;
+    k_bias_add_dt<<<blocks_for(n), THREADS, 0, stream()>>>(Y, b, dt, n, cols);
+    CHECK_LAUNCH("bias_add_dt");
+}
+
+// As k_bias_grad: one thread per column, rows in order, in double; the CPU's bits.
+__global__ void k_bias_grad_dt(void *db, const void *dY, DType dt, int rows, int cols) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cols) return;
+    double acc = load(db, dt, c);
+    for (int r = 0; r < rows; r++) acc += load(dY, dt, (size_t)r * cols + c);
+    store(db, dt, c, (float)acc);
+}
+void cuda_bias_grad_dt(void *db, const void *dY, DType dt, int rows, int cols) {
+    if (cols <= 0) return;
+    k_bias_grad_dt<<<(cols + THREADS - 1) / THREADS, THREADS, 0, stream()>>>(db, dY, dt, rows, cols);
+    CHECK_LAUNCH("bias_grad_dt");
 }
 
 __global__ void k_relu_backward_dt(float *dx, const float *dy, const void *y, DType dt,

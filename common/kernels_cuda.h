@@ -25,8 +25,8 @@ void cuda_relu_backward(float *dx, const float *dy, const float *y, size_t n);
 // targets stay on the host (the data loader's); they are copied over first.
 double cuda_softmax_xent(const float *logits, const int *targets, float *dlogits, int rows,
                          int classes, float grad_scale);
-// ctx stays on the host (the data loader's); it is copied over first.
-void cuda_one_hot(float *X, const uint8_t *ctx, int rows, int T, int V);
+// ctx stays on the host (the data loader's); it is copied over first. X of type dt.
+void cuda_one_hot(void *X, DType dt, const uint8_t *ctx, int rows, int T, int V);
 void cuda_adam_update(float *p, const float *g, float *m, float *v, size_t n,
                       float decay, float step_size, float bc2_sqrt, float beta1, float beta2,
                       float eps);
@@ -42,6 +42,9 @@ void cuda_cast_from_f32(void *dst, const float *src, DType dt, size_t n);
 void cuda_round_to(float *x, DType dt, size_t n);
 void cuda_matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,
                     int ta, int tb, float beta);
+void cuda_matmul_to_dt(void *C, const void *A, const void *B, DType dt, int M, int N, int K, int ta, int tb);
+void cuda_bias_add_dt(float *Y, const void *b, DType dt, int rows, int cols);
+void cuda_bias_grad_dt(void *db, const void *dY, DType dt, int rows, int cols);
 void cuda_relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n);
 void cuda_add_to(void *y, const void *x, DType dt, size_t n);
 void cuda_init_uniform(float *dst, size_t n, float bound, uint64_t seed, uint64_t stream,

@@ -37,7 +37,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *cat_names[MEM_NCAT] = {
     "params", "grads", "master_params", "adam_m", "adam_v",
-    "activations", "comm_buffers", "data"
+    "activations", "comm_buffers", "data", "workspace"
 };
 
 const char *mem_cat_name(MemCat cat) { return cat_names[cat]; }

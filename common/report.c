@@ -89,10 +89,12 @@ static void __attribute__((noreturn)) stop_not_finite(Progress *p, long s, doubl
     fatal("%s", why);  // not reached: agree_exit stops every rank
 }
 
-void progress_stop_if(Progress *p, const char *why) {
+void progress_stop_if(Progress *p, long s, const char *why) {
     if (!why) return;
     keep_loss_log(p);
-    agree_exit(rt.rank == 0 ? why : NULL, 1);
+    char line[512];
+    snprintf(line, sizeof line, "step %ld: %s", s + 1, why);
+    agree_exit(rt.rank == 0 ? line : NULL, 1);
 }
 
 void progress_end_step(Progress *p, long s, double loss, const char *extra) {

@@ -43,9 +43,9 @@ void progress_begin_step(Progress *p);
 // ending with extra. A loss that is not finite stops every rank with exit
 // status 1, naming the step and the tensor; the loss log keeps the steps so far.
 void progress_end_step(Progress *p, long s, double loss, const char *extra);
-// Every rank calls it after a step with the same why: if not NULL, the loss log
-// is kept and every rank stops with exit status 1, rank 0 printing why.
-void progress_stop_if(Progress *p, const char *why);
+// Every rank calls it after step s with the same why: if not NULL, the loss log
+// is kept and every rank stops with exit status 1, rank 0 printing "step s+1: why".
+void progress_stop_if(Progress *p, long s, const char *why);
 // Training ends: returns the communication counted since progress_start (and
 // the steps it covers: fewer than --steps after --resume), then
 // writes the trace and the loss log (fatal if either could not be written).

@@ -1,28 +1,24 @@
-// lc5_mixed_precision: ZeRO-3 as in lc4_zero3, with params and grads in a
-// 16-bit type (bf16 by default, or fp16), fp32 master params and Adam state, and
-// loss scaling.
+// lc5_mixed_precision: ZeRO-3 as in lc4_zero3, with params and grads in 16 bits
+// (bf16 by default, or fp16), fp32 master params and Adam state, and loss scaling.
 //
 // The model: T characters of context, each one-hot over 27 symbols ('.', a-z),
 // concatenated into T*27 inputs; L hidden Linear layers with ReLU; a Linear to
 // 27 logits; softmax cross-entropy averaged over the batch. Layer l's segment
 // is its weight [out, in] then its bias.
 //
-// What this stage teaches: the params every forward and backward read, and the
-// gradients they write, need not be fp32. Here they are stored, gathered and
-// reduce-scattered in --dtype (2 bytes each): half the memory and half the
-// bytes on the wire. So are the activations kept for backward. Each matrix
-// product reads 16-bit operands and sums in fp32 (matmul_dt: tensor cores on a
-// GPU), and each result is rounded to the 16-bit type, to nearest even.
-// Adam cannot work in 16 bits (a step of lr = 3e-3 on a weight of 1 is less
-// than half of bf16's spacing there, 2^-7, and rounds away), so each rank keeps
-// fp32 master params, m and v for its slices and rounds the master into the
-// 16-bit params after each step.
+// What this stage teaches: params, grads and the activations kept for backward
+// need not be fp32. Here they are stored, gathered and reduce-scattered in
+// --dtype (2 bytes each): half the memory and half the bytes on the wire. Each
+// product reads 16-bit operands, sums in fp32 (tensor cores on a GPU) and is
+// rounded to the 16-bit type, to nearest even. Adam cannot work in 16 bits (a
+// step of 3e-3 on a weight of 1 is less than half of bf16's spacing there,
+// 2^-7, and rounds away), so each rank keeps fp32 master params, m and v for
+// its slices and rounds the master into the 16-bit params after each step.
 // fp16 has 5 exponent bits: gradients below 6e-8 flush to zero. Loss scaling
-// multiplies the loss by S before backward, so gradients are S times larger
-// while they are 16-bit, and divides them by S in fp32 before Adam. Dynamic
-// scaling starts at 2^16, halves on an overflow, and doubles after
-// --scale-window clean steps. An overflow (inf or NaN in any rank's slices) is
-// agreed by all ranks through one all-reduce, and every rank skips that step.
+// multiplies the loss by S before backward and divides the gradients by S in
+// fp32 before Adam; a dynamic S starts at 2^16, halves on an overflow and
+// doubles after --scale-window clean steps. An overflow (inf or NaN in any
+// rank's slices) is agreed by all ranks, and every rank skips that step.
 // With --dtype fp32 this stage computes exactly what lc4 does.
 //
 // Model-state memory per rank: params 2 + grads 2 + master 4 + m 4 + v 4 bytes
@@ -84,13 +80,10 @@ typedef struct {
 typedef struct {
     int rows;                   // examples per micro-batch
     void *act[MAX_LAYERS + 1];  // of dt: act[0] the one-hot input, act[l+1] layer l's output
-    float *f32;                 // a layer's output in fp32 before it is stored; then the logits
-    float *d32;                 // gradient w.r.t. the current activation (values of dt)
-    void *d16;                  // the same in dt: what the 16-bit products read
-    // fp32 scratch of backward and the update: a layer's bias, its gradient, this
-    // rank's slice of it unscaled. Working space like d32, so counted with it as
-    // activations: the grads category holds the gradients the step keeps.
-    float *bias32, *grad32, *unscaled;
+    float *d32;                 // gradient w.r.t. the current activation, in fp32
+    void *d16;                  // the same rounded to dt: what the products and the bias read
+    float *f32;                 // workspace: a layer's output in fp32 before it is rounded; the logits
+    float *unscaled;            // workspace: this rank's slice of a layer's gradient in fp32, unscaled
     uint8_t *ctx;               // [rows][T] context symbols
     int *targets;               // [rows]
 } Acts;
@@ -105,9 +98,7 @@ typedef struct {
 // gradient over 2^-8 overflows, and bf16 has fp32's range and needs no scale.
 #define MIN_SCALE 1.0f
 #define MAX_SCALE 16777216.0f
-// A scale that cannot fall further cannot cure an overflow: this many skipped
-// steps in a row at the lowest scale stop the run.
-#define MAX_SKIPS_AT_FLOOR 10
+#define MAX_SKIPS_AT_FLOOR 10  // overflows in a row at the lowest scale that stop the run
 
 typedef struct {
     int dynamic;                // --loss-scale dynamic: the scale adapts
@@ -115,6 +106,7 @@ typedef struct {
     int window, clean;          // clean steps that double it; clean steps so far
     long skipped;               // steps skipped for an overflow
     int at_floor;               // steps skipped in a row at the lowest scale
+    const char *stop;           // NULL, or why training cannot go on (scaler_update)
 } Scaler;
 
 // Consecutive layers whose gradients are reduce-scattered together.
@@ -162,12 +154,8 @@ void model_build(Model *m, const Args *a) {
     m->dt = strcmp(a->dtype, "fp32") == 0 ? DT_F32 : strcmp(a->dtype, "fp16") == 0 ? DT_F16 : DT_BF16;
     m->params = mem_alloc(MEM_PARAMS, m->shard_numel * dtype_size(m->dt));
     m->grads = mem_alloc(MEM_GRADS, m->shard_numel * dtype_size(m->dt));
-    // In fp32 a second copy would hold the same numbers: the params are the master.
     m->master = m->dt == DT_F32 ? m->params : mem_alloc(MEM_MASTER_PARAMS, m->shard_numel * sizeof(float));
 }
-
-// The params the layers read are the master rounded to dt.
-void params_from_master(Model *m) { cast_from_f32(m->params, m->master, m->dt, m->shard_numel); }
 
 // How many elements of this rank's slice of a layer are real: the last slices
 // of a segment may be partly or wholly padding (a layer smaller than N leaves
@@ -192,7 +180,7 @@ void init_params(Model *m, uint64_t seed) {
         const Layer *L = &m->layer[l];
         init_segment(m->master + L->soff, L, l, seed, (size_t)rt.rank * L->shard, own_numel(L));
     }
-    params_from_master(m);
+    cast_from_f32(m->params, m->master, m->dt, m->shard_numel);  // what the layers read: the master in dt
 }
 
 // ----------------------------------------------------------------------------
@@ -266,8 +254,7 @@ void gather_launch(Trainer *t, int l) {
     const Model *m = &t->model;
     const Layer *L = &m->layer[l];
     t->gathered[l] = mem_alloc(MEM_COMM_BUFFERS, L->pad * dtype_size(m->dt));
-    t->gather_req[l] = comm_all_gather_async(dtype_at(m->params, m->dt, L->soff), t->gathered[l], L->shard,
-                                             m->dt);
+    t->gather_req[l] = comm_all_gather_async(dtype_at(m->params, m->dt, L->soff), t->gathered[l], L->shard, m->dt);
 }
 
 // Layer l's full params, gathered from every rank's slice, waiting if needed.
@@ -295,32 +282,26 @@ void acts_alloc(Acts *x, const Model *m, int rows) {
     memset(x, 0, sizeof *x);
     x->rows = rows;
     int widest = m->layer[0].in;
-    size_t e = dtype_size(m->dt), out = 0, numel = 0, shard = 0;  // the largest layer's, for the scratch
+    size_t e = dtype_size(m->dt), shard = 0;  // the largest slice, for unscaled
     x->act[0] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[0].in * e);
     for (int l = 0; l < m->nlayers; l++) {
         x->act[l + 1] = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * m->layer[l].out * e);
         if (m->layer[l].out > widest) widest = m->layer[l].out;
-        if ((size_t)m->layer[l].out > out) out = (size_t)m->layer[l].out;
-        if (m->layer[l].numel > numel) numel = m->layer[l].numel;
         if (m->layer[l].shard > shard) shard = m->layer[l].shard;
     }
-    x->f32 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
     x->d32 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * sizeof(float));
     x->d16 = mem_alloc(MEM_ACTIVATIONS, (size_t)rows * widest * e);
-    x->bias32 = mem_alloc(MEM_ACTIVATIONS, out * sizeof(float));
-    x->grad32 = mem_alloc(MEM_ACTIVATIONS, numel * sizeof(float));
-    x->unscaled = mem_alloc(MEM_ACTIVATIONS, shard * sizeof(float));
+    x->f32 = mem_alloc(MEM_WORKSPACE, (size_t)rows * widest * sizeof(float));
+    x->unscaled = mem_alloc(MEM_WORKSPACE, shard * sizeof(float));
     x->ctx = mem_alloc(MEM_DATA, (size_t)rows * m->T);
     x->targets = mem_alloc(MEM_DATA, (size_t)rows * sizeof(int));
 }
 
 void acts_free(Acts *x, const Model *m) {
     for (int l = 0; l <= m->nlayers; l++) mem_free(x->act[l]);
-    mem_free(x->f32);
     mem_free(x->d32);
     mem_free(x->d16);
-    mem_free(x->bias32);
-    mem_free(x->grad32);
+    mem_free(x->f32);
     mem_free(x->unscaled);
     mem_free(x->ctx);
     mem_free(x->targets);
@@ -329,35 +310,30 @@ void acts_free(Acts *x, const Model *m) {
 // Runs rows examples from x->ctx; the logits end up in x->f32, in fp32.
 // Collective: every rank gathers each layer's params. The last layer's stay
 // gathered, for the backward that usually follows (gather_free them if not).
-// Each product multiplies 16-bit operands and sums in fp32 (matmul_dt); the
-// bias and ReLU apply in fp32, and the output is stored in dt, rounded once.
+// Bias and ReLU apply to the fp32 sums; the output is rounded to dt once.
 void forward(Trainer *t, int rows) {
     Model *m = &t->model;
     Acts *x = &t->acts;
-    one_hot(x->f32, x->ctx, rows, m->T, VOCAB);
-    cast_from_f32(x->act[0], x->f32, m->dt, (size_t)rows * m->layer[0].in);  // 0 and 1: exact
+    one_hot_dt(x->act[0], m->dt, x->ctx, rows, m->T, VOCAB);
     for (int l = 0; l < m->nlayers; l++) {
         trace_phase("forward", l);
         const Layer *L = &m->layer[l];
         float *y = x->f32;
         void *W = gather_params(t, l, l + 1);  // weight [out, in], then the bias
         matmul_dt(y, x->act[l], W, m->dt, rows, L->out, L->in, 0, 1, 0.0f);
-        cast_to_f32(x->bias32, dtype_at(W, m->dt, (size_t)L->out * L->in), m->dt, (size_t)L->out);
-        bias_add(y, x->bias32, rows, L->out);
+        bias_add_dt(y, dtype_at(W, m->dt, (size_t)L->out * L->in), m->dt, rows, L->out);
         if (l < m->nlayers - 1) relu_forward(y, y, (size_t)rows * L->out);
         cast_from_f32(x->act[l + 1], y, m->dt, (size_t)rows * L->out);
         if (l < m->nlayers - 1) gather_free(t, l);
     }
-    // The loss reads the stored logits in fp32.
-    cast_to_f32(x->f32, x->act[m->nlayers], m->dt, (size_t)rows * VOCAB);
+    cast_to_f32(x->f32, x->act[m->nlayers], m->dt, (size_t)rows * VOCAB);  // the loss reads the stored logits
     trace_phase(NULL, 0);
 }
 
 // Adds this micro-batch's gradients, summed over ranks, into m->grads: each
 // layer's full gradient goes to the comm thread as soon as it is computed.
-// Gradients are of the mean loss over the global batch times the loss scale, so
-// each example's share is scaled by S/B here. Returns the sum of the
-// micro-batch's losses (unscaled).
+// Gradients are of the mean loss over the global batch times the loss scale S,
+// so each example's share is scaled by S/B here. Returns the sum of the losses.
 double forward_backward(Trainer *t, int global_batch) {
     Model *m = &t->model;
     Acts *x = &t->acts;
@@ -373,14 +349,10 @@ double forward_backward(Trainer *t, int global_batch) {
         // backward never reads W (its input is data), but a framework cannot
         // know that and gathers every layer: so does this one (see the README).
         void *W = gather_params(t, l, l - 1);
-        // The gradient as stored in dt: d16 for the products, its fp32 values for the bias.
-        round_to(d, m->dt, (size_t)rows * L->out);
-        cast_from_f32(x->d16, d, m->dt, (size_t)rows * L->out);
+        cast_from_f32(x->d16, d, m->dt, (size_t)rows * L->out);  // the gradient as stored in dt
         void *g = mem_alloc(MEM_GRADS, L->pad * dtype_size(m->dt));  // zeros, padding included
-        matmul_dt(x->grad32, x->d16, x->act[l], m->dt, L->out, L->in, rows, 1, 0, 0.0f);
-        fill(x->grad32 + (size_t)L->out * L->in, 0.0f, (size_t)L->out);
-        bias_grad(x->grad32 + (size_t)L->out * L->in, d, rows, L->out);
-        cast_from_f32(g, x->grad32, m->dt, L->numel);  // computed in fp32, stored in dt
+        matmul_to_dt(g, x->d16, x->act[l], m->dt, L->out, L->in, rows, 1, 0);  // summed in fp32, stored in dt
+        bias_grad_dt(dtype_at(g, m->dt, (size_t)L->out * L->in), x->d16, m->dt, rows, L->out);
         grads_ready(t, l, g);  // may launch a reduce-scatter: it runs under what follows
         if (l == 0) {  // the input is data: no gradient needed
             gather_free(t, 0);
@@ -410,22 +382,18 @@ void zero_grad(Model *m) {
 }
 
 // --loss-scale: dynamic starts at --initial-scale (2^16); auto is dynamic for
-// fp16 (whose exponent is too small for raw gradients) and none (a scale of 1)
-// otherwise.
+// fp16 (whose exponent is too small for raw gradients), otherwise none (1).
 void scaler_init(Scaler *s, const Args *a) {
     const char *v = a->loss_scale;
     if (strcmp(v, "auto") == 0) v = strcmp(a->dtype, "fp16") == 0 ? "dynamic" : "none";
-    s->dynamic = strcmp(v, "dynamic") == 0;
+    *s = (Scaler){ .dynamic = strcmp(v, "dynamic") == 0, .window = a->scale_window };
     s->scale = s->dynamic ? a->initial_scale : strcmp(v, "none") == 0 ? 1.0f : strtof(v, NULL);
-    s->window = a->scale_window;
-    s->clean = 0;
-    s->skipped = 0;
-    s->at_floor = 0;
 }
 
 // After each step: an overflow halves a dynamic scale (never below MIN_SCALE);
-// window clean steps in a row double it (never above MAX_SCALE). It also counts
-// the overflows in a row at the lowest scale, where halving cannot help.
+// window clean steps in a row double it (never above MAX_SCALE). MAX_SKIPS_AT_FLOOR
+// overflows in a row at the lowest scale, where halving cannot help, set s->stop
+// (DeepSpeed stops there too; PyTorch's GradScaler has no floor, skips forever).
 void scaler_update(Scaler *s, int overflow) {
     float used = s->scale, lowest = s->dynamic ? MIN_SCALE : s->scale;
     // EXERCISE lc5.1: the dynamic loss scale's rule, after each step
@@ -444,21 +412,12 @@ void scaler_update(Scaler *s, int overflow) {
     // STUB: (void)s, (void)overflow;
     // END EXERCISE
     s->at_floor = overflow && used <= lowest ? s->at_floor + 1 : 0;
-}
-
-// After each step, the same on every rank: NULL, or why training stops:
-// MAX_SKIPS_AT_FLOOR steps in a row skipped at the lowest scale (DeepSpeed stops
-// there too; PyTorch's GradScaler has no floor and would skip forever).
-const char *scaler_stuck(const Scaler *s, long step) {
+    if (s->at_floor < MAX_SKIPS_AT_FLOOR) return;
     static char why[256];
-    if (s->at_floor < MAX_SKIPS_AT_FLOOR) return NULL;
-    if (s->dynamic)
-        snprintf(why, sizeof why, "step %ld: %d steps in a row overflowed with the loss scale at its lowest, %g: the "
-                 "gradients overflow even unscaled; training stopped", step + 1, s->at_floor, MIN_SCALE);
-    else
-        snprintf(why, sizeof why, "step %ld: %d steps in a row overflowed at the static loss scale %g (try a smaller "
-                 "--loss-scale, or dynamic); training stopped", step + 1, s->at_floor, s->scale);
-    return why;
+    snprintf(why, sizeof why, s->dynamic ? "%d steps in a row overflowed with the loss scale at its lowest, %g: "
+             "the gradients overflow even unscaled; training stopped" : "%d steps in a row overflowed at the static "
+             "loss scale %g (try a smaller --loss-scale, or dynamic); training stopped", s->at_floor, used);
+    s->stop = why;
 }
 
 // 1 on every rank if no rank's gradient slices hold an inf or NaN.
@@ -491,10 +450,9 @@ float *unscaled_grads(Trainer *t, int l) {
     // END EXERCISE
 }
 
-// The global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_). Each
-// rank holds the summed gradient of its slices only, so the squares are summed
-// per rank and then over ranks: one number to all-reduce, and every rank
-// computes the same clipping factor from it.
+// The global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_): each
+// rank sums the squares of its slices, then one number is all-reduced, and every
+// rank computes the same clipping factor from it.
 double grad_norm(Trainer *t) {
     double sq = 0.0;
     for (int l = 0; l < t->model.nlayers; l++)
@@ -504,8 +462,7 @@ double grad_norm(Trainer *t) {
 }
 
 // Updates this rank's slice of every layer in fp32, from the unscaled gradient
-// times clip; m and v exist for nothing else. The layers read the result
-// rounded to dt.
+// times clip; the layers read the result rounded to dt.
 void adam_step(Trainer *t, float clip) {
     // EXERCISE lc5.4: one Adam step on the fp32 master, then the 16-bit params rounded from it
     //| For each layer: this rank's gradient slice, unscaled (unscaled_grads) and
@@ -541,7 +498,7 @@ const char *load_params(Model *m, const char *path) {
                               m->master + L->soff);
     }
     st_close(&c);
-    params_from_master(m);
+    cast_from_f32(m->params, m->master, m->dt, m->shard_numel);
     return err;
 }
 
@@ -568,17 +525,15 @@ const char *save_params(Trainer *t, const char *path) {
 // ----------------------------------------------------------------------------
 // training checkpoints
 
-// The state a step leaves for the next: the 16-bit params the layers read, the
-// fp32 master, Adam's m and v and its step count, and the loss scale's state
-// (a skipped step moves the scale, not Adam's count). Gradients start every
-// step at zero, so they are not state. Each rank writes its own slices.
+// The state a step leaves for the next: the 16-bit params, the fp32 master,
+// Adam's m, v and step count, and the loss scale's state (a skipped step moves
+// the scale, not Adam's count). Each rank writes its own slices.
 void describe_state(void *trainer, TrainState *s) {
     Trainer *t = trainer;
-    Model *m = &t->model;
     Scaler *c = &t->scaler;
     state_begin(s, STAGE, &t->a, &t->data, &t->opt.step);
-    if (m->dt != DT_F32) state_add(s, "params16", m->params, m->dt, 1);
-    state_add(s, "master", m->master, DT_F32, 1);
+    if (t->model.dt != DT_F32) state_add(s, "params16", t->model.params, t->model.dt, 1);
+    state_add(s, "master", t->model.master, DT_F32, 1);
     state_add(s, "m", t->opt.m, DT_F32, 1);
     state_add(s, "v", t->opt.v, DT_F32, 1);
     state_value(s, "scale", &c->scale, MIN_SCALE, c->dynamic ? MAX_SCALE : 1e9);  // --loss-scale's range
@@ -588,8 +543,7 @@ void describe_state(void *trainer, TrainState *s) {
 }
 
 // Continues from --resume (checkpoint_resume). A static loss scale is an
-// option, not state: it stays what this run was given, whatever the saved
-// run used.
+// option, not state: it stays what this run was given.
 long resume_state(Trainer *t) {
     float scale = t->scaler.scale;
     long done = checkpoint_resume(describe_state, t);
@@ -627,8 +581,7 @@ void trainer_teardown(Trainer *t) {
 }
 
 // The update, unless a gradient overflowed anywhere: then every rank skips it
-// (params, master, m, v and the step count stay as they are) and a dynamic loss
-// scale halves. Returns 1 if the step was taken.
+// and a dynamic loss scale halves. Returns 1 if the step was taken.
 int optimizer_step(Trainer *t) {
     // EXERCISE lc5.2: the step, or its skip on every rank alike
     //| With clipping, the factor is clip_factor(grad_norm(t), t->a.clip). A skipped
@@ -688,7 +641,7 @@ void train(Trainer *t) {
         char scale[64];
         snprintf(scale, sizeof scale, " | scale %g | skipped %ld", t->scaler.scale, t->scaler.skipped);
         progress_end_step(&p, s, t->loss, scale);
-        progress_stop_if(&p, scaler_stuck(&t->scaler, s));
+        progress_stop_if(&p, s, t->scaler.stop);
         checkpoint_save_if_due(&t->a, s + 1, describe_state, t);
     }
     t->comm = progress_end(&p);
@@ -727,11 +680,9 @@ double model_state_formula(const Model *m) {
     // STUB: return 0.0;
     // END EXERCISE
 }
-// Bytes each rank sends per step under the ring model: per micro-batch, the
-// all-gathers of forward (every layer) and backward (all but the last layer)
-// and a reduce-scatter of the gradients: ZeRO-3's 3(N-1)/N x 4Ψ_pad less the
-// last layer's second gather, in dt; the overflow flag's all-reduce (an int);
-// with clipping one all-reduce of a double.
+// Bytes each rank sends per step under the ring model: lc4's per micro-batch
+// (ZeRO-3's 3(N-1)/N Ψ_pad less the last layer's second gather) in dt; the
+// overflow flag's all-reduce (an int); with clipping one all-reduce of a double.
 double comm_theory(const Trainer *t) {
     // EXERCISE lc5.5: the bytes each rank sends per step, in the ring model
     //| lc4's collectives with elements of dtype_size(m->dt) bytes, and the
@@ -755,9 +706,8 @@ void report(Trainer *t) {
     checkpoint_report();
     report_grads_at_peak((size_t)e, m->shard_numel, m->numel);
     report_gathered_at_peak((size_t)e, m->numel, t->a.prefetch);
-    Traffic traffic = { .stage = ZERO_3, .b = e, .accum = t->a.accum, .overflow_flag = 1, .clip = t->a.clip > 0,
-                        .dtype = dtype_name(m->dt), .psi = m->numel, .psi_pad = m->shard_numel * rt.world,
-                        .n = rt.world };
+    Traffic traffic = { .stage = ZERO_3, .b = e, .accum = t->a.accum, .clip = t->a.clip > 0, .psi = m->numel,
+                        .psi_pad = m->shard_numel * rt.world, .n = rt.world, .overflow_flag = 1, .dtype = dtype_name(m->dt) };
     report_comm(&t->comm, theory_traffic_text(&traffic), comm_theory(t));
     char note[32];
     snprintf(note, sizeof note, "%d bucket%s", t->nbuckets, t->nbuckets > 1 ? "s" : "");

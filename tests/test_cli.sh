@@ -85,7 +85,7 @@ else bad=$((bad + 1)); echo "FAIL: --help"; fi
 keys="stage ranks device params steps final_loss model_state_bytes peak_bytes comm_bytes_per_step step_ms"
 keys="$keys model_state_formula mem_params mem_grads mem_master_params mem_adam_m mem_adam_v"
 keys="$keys peak_params peak_grads peak_master_params peak_adam_m peak_adam_v peak_activations"
-keys="$keys peak_comm_buffers peak_data"
+keys="$keys peak_comm_buffers peak_data peak_workspace"
 for stage in $stages; do
   n=1; [ "$stage" = lc0_adam ] || n=2
   tools/launch $n "$BUILD/bin/$stage" $small >"$tmp/out" 2>"$tmp/err"
@@ -102,7 +102,8 @@ done
 # N = 4, the peak per rank falls from lc1 to lc2 to lc3 to lc4, and lc5's is
 # below lc4's; by category, the model state falls as the formulas say, the
 # full gradients in flight appear with lc3 and halve in lc5, and what ZeRO does
-# not shard (the data, and lc1-lc4's activations) is the same in every stage.
+# not shard (the data, and lc1-lc4's activations) is the same in every stage;
+# only lc5 needs workspace (its fp32 copies of 16-bit values).
 : >"$tmp/peaks"
 for stage in lc1_distributed_adam lc2_zero1 lc3_zero2 lc4_zero3 lc5_mixed_precision; do
   tools/launch 4 "$BUILD/bin/$stage" --steps 3 --sample 0 --log-every 0 | tail -n 1 >>"$tmp/peaks"
@@ -121,6 +122,8 @@ if awk '
     if (!(flight[3] > 0) || flight[4] != flight[3] || 2 * flight[5] != flight[4]) no("gradients in flight: " flight[3] " " flight[4] " " flight[5])
     for (k = 2; k <= 5; k++) if (v[k, "peak_data"] != v[1, "peak_data"]) no("data differs between stages")
     for (k = 2; k <= 4; k++) if (v[k, "peak_activations"] != v[1, "peak_activations"]) no("activations differ lc1-lc4")
+    for (k = 1; k <= 4; k++) if (v[k, "peak_workspace"] != 0) no("stage " k " has workspace")
+    if (!(v[5, "peak_workspace"] > 0)) no("lc5 has no workspace")
     exit bad }' "$tmp/peaks" >"$tmp/why"; then ok=$((ok + 1))
 else bad=$((bad + 1)); echo "FAIL: the peaks per rank do not tell the ZeRO story:"; cat "$tmp/why"; fi
 

@@ -11,7 +11,7 @@ static const char *good =
     "model_state_bytes=1075472 peak_bytes=7487040 comm_bytes_per_step=645288 step_ms=3.387 "
     "model_state_formula=1075472 mem_params=430188 mem_grads=430188 mem_master_params=0 mem_adam_m=107548 "
     "mem_adam_v=107548 peak_params=430188 peak_grads=860376 peak_master_params=0 peak_adam_m=107548 "
-    "peak_adam_v=107548 peak_activations=455424 peak_comm_buffers=27136 peak_data=5930976\n";
+    "peak_adam_v=107548 peak_activations=455424 peak_comm_buffers=27136 peak_data=5930976 peak_workspace=17408\n";
 
 START_TEST(test_good_line) {
     Summary s;
@@ -29,6 +29,7 @@ START_TEST(test_good_line) {
     ck_assert_double_eq(q.grads_in_flight, 860376 - 430188);
     ck_assert_double_eq(q.acts, 455424);
     ck_assert_double_eq(q.buffers, 27136);
+    ck_assert_double_eq(q.work, 17408);
 }
 END_TEST
 

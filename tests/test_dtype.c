@@ -209,6 +209,55 @@ START_TEST(test_matmul_dt) {
 }
 END_TEST
 
+// The kernels that read or write dt where the fp32 stages read fp32 give the
+// bits of the fp32 kernel run on the widened operands and rounded once, as lc5
+// used them before it had them: matmul_to_dt is matmul_dt then a cast (shapes
+// across the 256 x 256 tiles), bias_add_dt a widened bias added, bias_grad_dt
+// bias_grad of the widened gradient (onto a widened db) then a cast, one_hot_dt
+// one_hot then a cast.
+START_TEST(test_dt_kernels_are_fp32_rounded_once) {
+    const Fmt *fmts[] = { &BF16, &F16 };
+    int shapes[][3] = { { 1, 1, 1 }, { 7, 13, 5 }, { 300, 257, 40 }, { 27, 513, 260 } };
+    for (int q = 0; q < 2; q++) {
+        const Fmt *f = fmts[q];
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int t = 0; t < 4; t++) {
+                int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], ta = t & 1, tb = t >> 1;
+                Rng r = rng_stream(14, (uint64_t)(s * 4 + t));
+                float *a, *b, *C = mem_alloc(MEM_DATA, (size_t)M * N * 4);
+                uint16_t *A = rand16(f, &r, (size_t)M * K, &a), *B = rand16(f, &r, (size_t)K * N, &b);
+                uint16_t *want = mem_alloc(MEM_DATA, (size_t)M * N * 2), *got = mem_alloc(MEM_DATA, (size_t)M * N * 2);
+                matmul_dt(C, A, B, f->dt, M, N, K, ta, tb, 0.0f);
+                cast_from_f32(want, C, f->dt, (size_t)M * N);
+                matmul_to_dt(got, A, B, f->dt, M, N, K, ta, tb);
+                ck_assert_msg(memcmp(got, want, (size_t)M * N * 2) == 0, "matmul_to_dt %s %dx%dx%d ta=%d tb=%d",
+                              dtype_name(f->dt), M, N, K, ta, tb);
+                mem_free(A); mem_free(B); mem_free(a); mem_free(b); mem_free(C); mem_free(want); mem_free(got);
+            }
+        int rows = 300, cols = 270;  // more columns than bias_grad's block of 256
+        Rng r = rng_stream(15, (uint64_t)q);
+        float *y, *bw, *Y1 = mem_alloc(MEM_DATA, (size_t)rows * cols * 4), *Y2 = mem_alloc(MEM_DATA, (size_t)rows * cols * 4);
+        uint16_t *dY = rand16(f, &r, (size_t)rows * cols, &y), *bias = rand16(f, &r, (size_t)cols, &bw);
+        for (size_t i = 0; i < (size_t)rows * cols; i++) Y1[i] = Y2[i] = 2.0f * rng_uniform(&r) - 1.0f;
+        bias_add(Y1, bw, rows, cols);
+        bias_add_dt(Y2, bias, f->dt, rows, cols);
+        ck_assert_mem_eq(Y1, Y2, (size_t)rows * cols * 4);
+        bias_grad(bw, y, rows, cols);  // onto the widened bias: db += sums
+        uint16_t *want = mem_alloc(MEM_DATA, (size_t)cols * 2);
+        cast_from_f32(want, bw, f->dt, (size_t)cols);
+        bias_grad_dt(bias, dY, f->dt, rows, cols);
+        ck_assert_mem_eq(bias, want, (size_t)cols * 2);
+        uint8_t ctx[3 * 4] = { 0, 26, 5, 5, 1, 2, 3, 4, 26, 26, 0, 9 };
+        uint16_t oh[3 * 4 * 27], ohw[3 * 4 * 27];
+        one_hot(Y1, ctx, 3, 4, 27);
+        cast_from_f32(ohw, Y1, f->dt, sizeof oh / 2);
+        one_hot_dt(oh, f->dt, ctx, 3, 4, 27);
+        ck_assert_mem_eq(oh, ohw, sizeof oh);
+        mem_free(dY); mem_free(y); mem_free(bias); mem_free(bw); mem_free(Y1); mem_free(Y2); mem_free(want);
+    }
+}
+END_TEST
+
 // relu_backward_dt passes dy where the 16-bit y is not <= 0, as PyTorch's
 // threshold_backward: not at +-0 or negatives; at +inf, the smallest subnormal
 // and NaN (whose gradient must carry on, not vanish), yes. In place too.
@@ -247,6 +296,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_array_kernels);
     tcase_add_test(tc, test_matmul_dt);
     tcase_add_test(tc, test_relu_backward_dt);
+    tcase_add_test(tc, test_dt_kernels_are_fp32_rounded_once);
     suite_add_tcase(s, tc);
     return s;
 }

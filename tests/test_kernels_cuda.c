@@ -346,6 +346,68 @@ START_TEST(test_matmul_dt) {
 }
 END_TEST
 
+// The 16-bit kernels lc5 reads and writes tensors with: one_hot_dt, bias_add_dt
+// and bias_grad_dt bit for bit; matmul_to_dt within tensor cores' product bound
+// (check_matmul_dt) plus one unit in the last place of dt, as the two fp32 sums
+// may round to neighbouring 16-bit values.
+START_TEST(test_dt_kernels) {
+    DType types[] = { DT_BF16, DT_F16 };
+    for (int q = 0; q < 2; q++) {
+        DType dt = types[q];
+        int rows = 300, cols = 270, mant = dt == DT_BF16 ? 7 : 10;
+        size_t n = (size_t)rows * cols;
+        float *yf = host_rand(n, -1, 1), *bf = host_rand((size_t)cols, -1, 1), *Y = host_rand(n, -1, 1);
+        void *dY = mem_alloc_host(MEM_DATA, n * 2), *b = mem_alloc_host(MEM_DATA, (size_t)cols * 2);
+        ON_CPU(cast_from_f32(dY, yf, dt, n); cast_from_f32(b, bf, dt, (size_t)cols));
+        void *gdY = to_gpu(dY, n * 2), *gb = to_gpu(b, (size_t)cols * 2);
+        float *gY = to_gpu(Y, n * 4);
+        ON_CPU(bias_add_dt(Y, b, dt, rows, cols); bias_grad_dt(b, dY, dt, rows, cols));
+        ON_GPU(bias_add_dt(gY, gb, dt, rows, cols); bias_grad_dt(gb, gdY, dt, rows, cols));
+        float *hY = from_gpu(gY, n * 4);
+        void *hb = from_gpu(gb, (size_t)cols * 2);
+        assert_same_bits(hY, Y, n * 4, "bias_add_dt", n);
+        assert_same_bits(hb, b, (size_t)cols * 2, "bias_grad_dt", (size_t)cols);
+        uint8_t ctx[3 * 4] = { 0, 26, 5, 5, 1, 2, 3, 4, 26, 26, 0, 9 };
+        uint16_t oh[3 * 4 * 27];
+        void *goh;
+        ON_CPU(one_hot_dt(oh, dt, ctx, 3, 4, 27));
+        ON_GPU(goh = mem_alloc_gpu(MEM_ACTIVATIONS, sizeof oh); one_hot_dt(goh, dt, ctx, 3, 4, 27));
+        void *hoh = from_gpu(goh, sizeof oh);
+        assert_same_bits(hoh, oh, sizeof oh, "one_hot_dt", sizeof oh / 2);
+        void *all[] = { yf, bf, Y, dY, b, gdY, gb, gY, hY, hb, goh, hoh };
+        free_all(all, 12);
+        int M = 130, N = 257, K = 300;
+        for (int t = 0; t < 4; t++) {
+            int ta = t & 1, tb = t >> 1;
+            size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+            float *af = host_rand(na, -1, 1), *bw = host_rand(nb, -1, 1), *c = mem_alloc_host(MEM_DATA, nc * 4);
+            float *g = mem_alloc_host(MEM_DATA, nc * 4);
+            void *A = mem_alloc_host(MEM_DATA, na * 2), *B = mem_alloc_host(MEM_DATA, nb * 2);
+            void *C = mem_alloc_host(MEM_DATA, nc * 2);
+            ON_CPU(cast_from_f32(A, af, dt, na); cast_from_f32(B, bw, dt, nb); cast_to_f32(af, A, dt, na);
+                   cast_to_f32(bw, B, dt, nb); matmul_to_dt(C, A, B, dt, M, N, K, ta, tb));
+            void *gA = to_gpu(A, na * 2), *gB = to_gpu(B, nb * 2), *gC;
+            ON_GPU(gC = mem_alloc_gpu(MEM_ACTIVATIONS, nc * 2); matmul_to_dt(gC, gA, gB, dt, M, N, K, ta, tb));
+            void *hC = from_gpu(gC, nc * 2);
+            ON_CPU(cast_to_f32(c, C, dt, nc); cast_to_f32(g, hC, dt, nc));
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double mag = 0;
+                    for (int k = 0; k < K; k++)
+                        mag += fabs((double)(ta ? af[(size_t)k * M + i] : af[(size_t)i * K + k]) *
+                                    (tb ? bw[(size_t)j * K + k] : bw[(size_t)k * N + j]));
+                    size_t at = (size_t)i * N + j;
+                    double tol = 4 * (K + 2) * 6e-8 * mag + ldexp(fabs((double)c[at]), -mant) + 1e-30;
+                    ck_assert_msg(fabs((double)g[at] - c[at]) <= tol, "matmul_to_dt %s ta=%d tb=%d [%d,%d]: gpu %.9g "
+                                  "cpu %.9g", dtype_name(dt), ta, tb, i, j, g[at], c[at]);
+                }
+            void *mats[] = { af, bw, c, g, A, B, C, gA, gB, gC, hC };
+            free_all(mats, 11);
+        }
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
     rng = rng_stream(4242, 0);
     Suite *s = suite_create("kernels_cuda");
@@ -358,6 +420,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_elementwise);
     tcase_add_test(tc, test_mixed_precision);
     tcase_add_test(tc, test_matmul_dt);
+    tcase_add_test(tc, test_dt_kernels);
     suite_add_tcase(s, tc);
     return s;
 }

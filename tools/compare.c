@@ -26,11 +26,11 @@ static const char *keys[] = { "ranks", "params", "model_state_formula", "model_s
                               "comm_bytes_per_step", "step_ms", "final_loss", "mem_params", "mem_grads",
                               "mem_master_params", "mem_adam_m", "mem_adam_v", "peak_params", "peak_grads",
                               "peak_master_params", "peak_adam_m", "peak_adam_v", "peak_activations",
-                              "peak_comm_buffers", "peak_data" };
-#define NKEYS 21
+                              "peak_comm_buffers", "peak_data", "peak_workspace" };
+#define NKEYS 22
 enum { K_RANKS, K_PARAMS, K_FORMULA, K_STATE, K_PEAK, K_COMM, K_MS, K_LOSS, K_MEM,
        K_PEAK_OF = K_MEM + 5 };  // mem_*: the model state's five categories now; peak_*: every category's peak
-enum { P_PARAMS, P_GRADS, P_MASTER, P_M, P_V, P_ACTS, P_BUFFERS, P_DATA };  // after K_PEAK_OF
+enum { P_PARAMS, P_GRADS, P_MASTER, P_M, P_V, P_ACTS, P_BUFFERS, P_DATA, P_WORK };  // after K_PEAK_OF
 
 typedef struct {
     char name[64];
@@ -162,8 +162,8 @@ static int average_loss(const char *run_dir, const char *plot_dir, const char *s
 // What a stage's peak is made of, each category at its own peak: the model
 // state it keeps, and on top of it what is only there for a while (full
 // gradients in flight; comm buffers, which in lc4 and lc5 are the gathered
-// layers) or is not sharded at all (activations, data).
-typedef struct { double state, grads_in_flight, buffers, acts, data; } PeakParts;
+// layers; workspace, lc5's fp32 copies) or is not sharded at all (activations, data).
+typedef struct { double state, grads_in_flight, buffers, acts, data, work; } PeakParts;
 PeakParts peak_parts(const Summary *s) {
     const double *m = s->v + K_MEM, *p = s->v + K_PEAK_OF;
     PeakParts r;
@@ -172,6 +172,7 @@ PeakParts peak_parts(const Summary *s) {
     r.acts = p[P_ACTS];
     r.buffers = p[P_BUFFERS];
     r.data = p[P_DATA];
+    r.work = p[P_WORK];
     return r;
 }
 
@@ -186,12 +187,12 @@ static void write_memory_data(const Summary *s, int n, const char *plot_dir) {
     }
     fclose(d);
     d = open_or_fail(plot_dir, "peak.dat");
-    fprintf(d, "# stage model_state grads_in_flight comm_buffers activations data peak "
+    fprintf(d, "# stage model_state grads_in_flight comm_buffers activations data workspace peak "
                "(MiB per rank, each category at its own peak; peak: the total's)\n");
     for (int i = 0; i < n; i++) {
         PeakParts q = peak_parts(&s[i]);
-        fprintf(d, "%s %.6f %.6f %.6f %.6f %.6f %.6f\n", s[i].name, q.state / mib, q.grads_in_flight / mib,
-                q.buffers / mib, q.acts / mib, q.data / mib, s[i].v[K_PEAK] / mib);
+        fprintf(d, "%s %.6f %.6f %.6f %.6f %.6f %.6f %.6f\n", s[i].name, q.state / mib, q.grads_in_flight / mib,
+                q.buffers / mib, q.acts / mib, q.data / mib, q.work / mib, s[i].v[K_PEAK] / mib);
     }
     fclose(d);
 }
@@ -217,7 +218,7 @@ void write_plots(const Summary *s, int n, const char *run_dir, const char *plot_
                    "set boxwidth 0.7\nset xtics rotate by -20\nset key below\nset ylabel 'MiB per rank'\n"
                    "plot 'peak.dat' using 2:xtic(1) title 'model state', '' using 3 title 'gradients in flight', "
                    "'' using 4 title 'comm buffers (lc4, lc5: gathered layers)', '' using 5 title 'activations', "
-                   "'' using 6 title 'data'\n");
+                   "'' using 6 title 'data', '' using 7 title 'workspace'\n");
         fprintf(g, "reset\nset terminal %s\nset output 'loss.%s'\n"
                    "set title 'Loss, moving average over %d steps, every stage'\n"
                    "set xlabel 'step'\nset ylabel 'loss'\nset key top right\nplot", term, ext, LOSS_WINDOW);
