@@ -395,7 +395,7 @@ void scaler_init(Scaler *s, const Args *a) {
 // overflows in a row at the lowest scale, where halving cannot help, set s->stop
 // (DeepSpeed stops there too; PyTorch's GradScaler has no floor, skips forever).
 void scaler_update(Scaler *s, int overflow) {
-    float used = s->scale, lowest = s->dynamic ? MIN_SCALE : s->scale;
+    float step_scale = s->scale, lowest = s->dynamic ? MIN_SCALE : s->scale;  // this step's; the floor
     // EXERCISE lc5.1: the dynamic loss scale's rule, after each step
     //| An overflow counts a skipped step and breaks the run of clean steps; a
     //| dynamic scale then halves, but never below MIN_SCALE. s->window clean steps
@@ -411,12 +411,12 @@ void scaler_update(Scaler *s, int overflow) {
     }
     // STUB: (void)s, (void)overflow;
     // END EXERCISE
-    s->at_floor = overflow && used <= lowest ? s->at_floor + 1 : 0;
+    s->at_floor = overflow && step_scale <= lowest ? s->at_floor + 1 : 0;
     if (s->at_floor < MAX_SKIPS_AT_FLOOR) return;
     static char why[256];
     snprintf(why, sizeof why, s->dynamic ? "%d steps in a row overflowed with the loss scale at its lowest, %g: "
              "the gradients overflow even unscaled; training stopped" : "%d steps in a row overflowed at the static "
-             "loss scale %g (try a smaller --loss-scale, or dynamic); training stopped", s->at_floor, used);
+             "loss scale %g (try a smaller --loss-scale, or dynamic); training stopped", s->at_floor, step_scale);
     s->stop = why;
 }
 
