@@ -107,9 +107,9 @@ void trace_phase(const char *name, int layer) {
                             "\"ts\":%.3f}", name, rt.rank, t);
     MemStats m = mem_stats();
     add(0, "{\"name\":\"memory (bytes)\",\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,\"args\":{\"params\":%zu,\"grads\":%zu,"
-        "\"optimizer\":%zu,\"activations\":%zu,\"comm_buffers\":%zu}}", rt.rank, t, m.cur[MEM_PARAMS],
-        m.cur[MEM_GRADS], m.cur[MEM_MASTER_PARAMS] + m.cur[MEM_ADAM_M] + m.cur[MEM_ADAM_V],
-        m.cur[MEM_ACTIVATIONS], m.cur[MEM_COMM_BUFFERS]);
+        "\"optimizer\":%zu,\"activations\":%zu,\"comm_buffers\":%zu,\"workspace\":%zu}}", rt.rank, t,
+        m.cur[MEM_PARAMS], m.cur[MEM_GRADS], m.cur[MEM_MASTER_PARAMS] + m.cur[MEM_ADAM_M] + m.cur[MEM_ADAM_V],
+        m.cur[MEM_ACTIVATIONS], m.cur[MEM_COMM_BUFFERS], m.cur[MEM_WORKSPACE]);
 }
 
 // ----------------------------------------------------------------------------
