@@ -116,6 +116,12 @@ static const char *make_folder(const char *path) {
     return NULL;
 }
 
+// 1 if path is a folder itself, not a link to one.
+static int plain_folder(const char *path) {
+    struct stat sb;
+    return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 // Removes the temporary files in folder dir that a write of one of its files
 // left when its process was killed (`latest.tmp.PID.N`, `rank-00000.safetensors.tmp.PID.N`).
 static void remove_temporaries(const char *dir) {
@@ -140,8 +146,7 @@ static const char *prepare(const char *save_dir, const char *dir) {
     const char *err = make_folder(save_dir);
     if (!err) err = make_folder(dir);
     if (err) return err;
-    struct stat sb;
-    if (lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    if (!plain_folder(dir))
         REFUSE("cannot write checkpoint folder '%s': not a folder (a link or a file; a save never writes outside "
                "--save-dir)", file_shown(dir));
     remove_temporaries(save_dir);
@@ -210,10 +215,9 @@ static void remove_folder(const char *save_dir, const char *name) {
 // not a link (pruning never follows one out of the save dir); -1 otherwise.
 static long own_folder_step(const char *save_dir, const char *name) {
     char path[4300];
-    struct stat sb;
     long s = folder_step(name);
     snprintf(path, sizeof path, "%s/%s", save_dir, name);
-    return s >= 0 && lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? s : -1;
+    return s >= 0 && plain_folder(path) ? s : -1;
 }
 
 // Keeps the checkpoint just saved and the newest complete one before it;

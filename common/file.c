@@ -107,6 +107,7 @@ static int resolve(const char *path, char *out, size_t cap) {
 
 int file_inside(const char *path, const char *dir) {
     static char rp[2 * PATH_MAX], rd[PATH_MAX];
+    if (file_same(path, dir)) return 1;
     if (!resolve(path, rp, sizeof rp) || !realpath(dir, rd)) return 0;
     size_t n = strlen(rd);
     return strncmp(rp, rd, n) == 0 && (rp[n] == '/' || (n == 1 && rd[0] == '/'));

@@ -28,8 +28,8 @@ const char *file_check_output(const char *path, const char *what);
 const char *file_check_dir(const char *path, const char *what);
 // 1 if a and b name the same file, or would once created.
 int file_same(const char *a, const char *b);
-// 1 if path is, or would be once created, inside folder dir or a folder below
-// it (links followed); 0 if not, or if dir does not exist.
+// 1 if path is, or would be once created, folder dir itself (file_same) or
+// inside it or a folder below it (links followed); 0 if not.
 int file_inside(const char *path, const char *dir);
 
 typedef struct {

@@ -320,9 +320,11 @@ void bias_add_dt(float *Y, const void *b, DType dt, int rows, int cols) {
     if (dt == DT_F32) { bias_add(Y, b, rows, cols); return; }
     ON_GPU(cuda_bias_add_dt(Y, b, dt, rows, cols));
     const uint16_t *h = b;
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++)
-            Y[(size_t)r * cols + c] += dt == DT_BF16 ? bf16_to_f32(h[c]) : f16_to_f32(h[c]);
+    for (int r = 0; r < rows; r++) {
+        float *y = Y + (size_t)r * cols;
+        if (dt == DT_BF16) for (int c = 0; c < cols; c++) y[c] += bf16_to_f32(h[c]);
+        else for (int c = 0; c < cols; c++) y[c] += f16_to_f32(h[c]);
+    }
 }
 
 // bias_grad's sums (in double, in row order) of the widened dY, rounded to fp32

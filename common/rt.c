@@ -298,7 +298,7 @@ static const char *check_files(const Args *a) {
         // A save or a prune there could remove it, or it overwrite a checkpoint.
         const char *folders[][2] = { { a->save_dir, "--save-dir" }, { a->resume, "--resume" } };
         for (int i = 0; i < 2; i++)
-            if (folders[i][0] && (file_same(folders[i][0], files[k][0]) || file_inside(files[k][0], folders[i][0]))) {
+            if (folders[i][0] && file_inside(files[k][0], folders[i][0])) {
                 snprintf(reason, sizeof reason, "%s '%s' is %s '%s' or inside it: a run never writes into a checkpoint "
                          "folder", files[k][1], file_shown(files[k][0]), folders[i][1], file_shown(folders[i][0]));
                 return reason;

@@ -5,6 +5,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ok=0 bad=0
 
+# The smallest model the suites run, and each lecture's program in the suite's
+# build folder ($BUILD).
+small="--hidden 8 --layers 1 --batch 12 --steps 2 --sample 0 --log-every 0"
+B=${BUILD:-build}/bin
+lc0=$B/lc0_adam lc1=$B/lc1_distributed_adam lc2=$B/lc2_zero1 lc3=$B/lc3_zero2 lc4=$B/lc4_zero3
+lc5=$B/lc5_mixed_precision
+
 # expect N STATUS FRAGMENT PROGRAM ARGS...: exit status and one stderr line containing FRAGMENT.
 expect() {
   n=$1 want=$2 says=$3; shift 3

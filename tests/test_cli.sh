@@ -10,7 +10,6 @@ stages=${ZC_STAGES:-$(make -s --no-print-directory stages)}  # the Makefile's li
 : >"$tmp/empty"
 printf 'ABC\n123\n' >"$tmp/junk"
 printf 'not a model' >"$tmp/garbage.st"
-small="--hidden 8 --layers 1 --batch 12 --steps 2 --sample 0 --log-every 0"
 # Where a GPU opens, --device cuda runs (tests/test_gpu.sh grades it); elsewhere
 # it must refuse with one line and exit 2, whether or not the build has CUDA.
 gpu=0

@@ -10,10 +10,6 @@ set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 . tests/expect.sh
-small="--hidden 8 --layers 1 --batch 12 --steps 2 --sample 0 --log-every 0"
-lc1="$BUILD/bin/lc1_distributed_adam"
-lc4="$BUILD/bin/lc4_zero3"
-lc5="$BUILD/bin/lc5_mixed_precision"
 tools/launch 1 "$BUILD/bin/lc0_adam" $small --save-model "$tmp/m.st" >/dev/null 2>&1
 
 # no_debris DIR: nothing in DIR but what the test put there (no temporary file).

@@ -11,10 +11,6 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 . tests/expect.sh
 S="--hidden 8 --layers 1 --batch 12 --steps 4 --sample 0 --log-every 0"
-lc1="$BUILD/bin/lc1_distributed_adam"
-lc2="$BUILD/bin/lc2_zero1"
-lc3="$BUILD/bin/lc3_zero2"
-lc5="$BUILD/bin/lc5_mixed_precision"
 
 # ------------------------------------------------------------------------------
 # Ranks that never join, or join as another program.

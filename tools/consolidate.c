@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
     }
     if (!err) err = file_check_output(argv[2], "model file");
     if (err) stop(2, err);
-    if (file_same(argv[1], argv[2]) || file_inside(argv[2], argv[1]) || file_inside(argv[2], dir)) {
+    if (file_inside(argv[2], argv[1]) || file_inside(argv[2], dir)) {
         snprintf(path, sizeof path, "'%s' is inside the checkpoint '%s' it reads: consolidate never writes into a "
                  "checkpoint folder", file_shown(argv[2]), file_shown(argv[1]));
         stop(2, path);
