@@ -19,6 +19,7 @@
 #   make diff-mine LC=K  your files against the reference
 #   make mine LC=K [N=n] [ARGS='...']  your build of lecture K's stage, run with its reports
 #   make grade-selftest  the grader graded (in make test too)
+#   make grade-mutants [LC=K] [SAMPLE=n SEED=s]  the grader graded by mutation of the exercise regions
 #   make clean
 #   V=1             show every compiler command in full
 
@@ -111,7 +112,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
 .PHONY: all build run test sanitize clean deps tests bench-comm bench-collectives bench-checkpoint bench-gpu plan compare stages FORCE \
-        exercise grade solution diff diff-mine mine grade-selftest
+        exercise grade solution diff diff-mine mine grade-selftest grade-mutants
 .DEFAULT_GOAL := all
 
 all: deps
@@ -299,6 +300,14 @@ mine: deps
 grade-selftest: deps
 	@$(MAKE) --no-print-directory build
 	@tests/grade_selftest.sh $(BUILD)
+
+# The grader graded by mutation: every mutant of the exercise regions
+# (universalmutator, installed into BUILD/venv) graded as a learner's file; the
+# table, and the survivors. LC, SAMPLE, SEED and JOBS reach it from make's
+# command line through the environment (tools/grade_mutants.sh says what each does).
+grade-mutants: deps
+	@$(MAKE) --no-print-directory build
+	@BUILD=$(BUILD) tools/grade_mutants.sh
 
 clean:
 	rm -rf $(BUILD) build

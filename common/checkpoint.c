@@ -44,7 +44,7 @@ void state_value_at(TrainState *s, const char *name, void *p, StateValueType typ
     s->value[s->nvalues++] = (StateValue){ name, p, type, lo, hi };
 }
 
-static double value_get(const StateValue *v) {
+double state_value_get(const StateValue *v) {
     return v->type == SV_INT ? *(int *)v->p : v->type == SV_LONG ? (double)*(long *)v->p : *(float *)v->p;
 }
 
@@ -79,7 +79,7 @@ static void manifest_of(const TrainState *s, Manifest *m) {
     m->nvalues = s->nvalues;
     for (int v = 0; v < s->nvalues; v++) {
         snprintf(m->value_name[v], sizeof m->value_name[0], "%s", s->value[v].name);
-        m->value[v] = value_get(&s->value[v]);
+        m->value[v] = state_value_get(&s->value[v]);
     }
 }
 

@@ -60,6 +60,8 @@ void state_add(TrainState *s, const char *name, void *buf, DType dt, int sliced)
 void state_value_at(TrainState *s, const char *name, void *p, StateValueType type, double lo, double hi);
 #define state_value(s, name, p, lo, hi) \
     state_value_at((s), (name), (p), _Generic(*(p), int: SV_INT, long: SV_LONG, float: SV_FLOAT), (lo), (hi))
+// The value of a scalar of the state, whatever its type.
+double state_value_get(const StateValue *v);
 
 // Collective, once `done` steps are done: if a checkpoint is due (every
 // --save-every steps and at the last step, when --save-dir is set), saves the

@@ -25,7 +25,12 @@
 // rt_check_memory, the refusal names the whole model's bytes against the node's.
 typedef enum { PLACE_HOST, PLACE_MAPPED, PLACE_PINNED, PLACE_GPU } Place;
 #define MAPPED_FROM ((size_t)32 << 20)
-typedef struct { void *p; size_t bytes; MemCat cat; Place place; } Block;
+typedef struct { void *p; size_t bytes; MemCat cat; Place place; int guarded; } Block;
+// With poison (grading), every host block is followed by GUARD bytes of a
+// pattern that nothing may write; mem_free checks them, so a loop that runs
+// past its buffer's end is named, not left to corrupt the next one.
+#define GUARD 64
+#define GUARD_BYTE 0xa5
 
 static Block *blocks;          // live allocations, unordered
 static size_t nblocks, capblocks;
@@ -57,8 +62,8 @@ static void table_push(Block **t, size_t *n, size_t *cap, Block b) {
     (*t)[(*n)++] = b;
 }
 
-static void table_add(void *p, size_t bytes, MemCat cat, Place place) {
-    table_push(&blocks, &nblocks, &capblocks, (Block){ p, bytes, cat, place });
+static void table_add(void *p, size_t bytes, MemCat cat, Place place, int guarded) {
+    table_push(&blocks, &nblocks, &capblocks, (Block){ p, bytes, cat, place, guarded });
 }
 
 // The freed block holding [p, p + bytes), or NULL (poisoning keeps them).
@@ -207,18 +212,37 @@ static void refuse_beyond_available(MemCat cat, size_t bytes, Place place) {
 // ----------------------------------------------------------------------------
 // allocating
 
+// What a block of `bytes` takes from its allocator: whole 64-byte lines, and
+// the guard after them.
+static size_t block_bytes(size_t bytes, int guarded) {
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    return (rounded ? rounded : 64) + (guarded ? GUARD : 0);
+}
+
+// The first byte after block b's end that was written (1-based), or 0.
+static size_t guard_broken(const Block *b) {
+    const unsigned char *end = (const unsigned char *)b->p + b->bytes;
+    size_t n = block_bytes(b->bytes, 1) - b->bytes;
+    for (size_t i = 0; i < n; i++)
+        if (end[i] != GUARD_BYTE) return i + 1;
+    return 0;
+}
+
 static void *allocate(MemCat cat, size_t bytes, int zero, Place place) {
     if ((unsigned)cat >= MEM_NCAT) fatal("mem_alloc: bad category %d", (int)cat);
     size_t rounded = (bytes + 63) & ~(size_t)63;
     if (rounded < bytes) fatal("mem_alloc: %zu bytes overflows", bytes);
     refuse_beyond_available(cat, rounded, place);
-    void *p = raw_alloc(&place, rounded ? rounded : 64, zero);
+    int guarded = poison && place != PLACE_GPU;
+    void *p = raw_alloc(&place, block_bytes(bytes, guarded), zero);
     if (!p)  // too large a model for this machine: bad input, though one rank sees it
         fatal_input("cannot allocate %s of %s in %s memory (%s held already): the model does not fit; use more "
                     "ranks, a later stage or a smaller model", human_bytes((double)bytes), cat_names[cat],
                     place == PLACE_GPU ? "GPU" : "host", human_bytes((double)st.cur_total));
+    guarded = guarded && place != PLACE_GPU;  // pinned memory asked of a CUDA run is the GPU's to guard
+    if (guarded) memset((char *)p + bytes, GUARD_BYTE, block_bytes(bytes, 1) - bytes);
     pthread_mutex_lock(&lock);
-    table_add(p, bytes, cat, place);
+    table_add(p, bytes, cat, place, guarded);
     count(cat, place, bytes, +1);
     pthread_mutex_unlock(&lock);
     return p;
@@ -238,9 +262,15 @@ void mem_free(void *p) {
     pthread_mutex_lock(&lock);
     size_t i = table_find(p);
     Place place = blocks[i].place;
-    size_t bytes = blocks[i].bytes;
-    count(blocks[i].cat, place, blocks[i].bytes, -1);
-    size_t rounded = (bytes + 63) & ~(size_t)63;
+    size_t bytes = blocks[i].bytes, taken = block_bytes(bytes, blocks[i].guarded);
+    size_t broken = blocks[i].guarded ? guard_broken(&blocks[i]) : 0;
+    MemCat cat = blocks[i].cat;
+    if (broken) {
+        pthread_mutex_unlock(&lock);
+        fatal("mem: something wrote past the end of a buffer of %s (%s, %zu bytes): byte %zu after its end changed "
+              "(a loop that runs past its last element?)", cat_names[cat], human_bytes((double)bytes), bytes, broken);
+    }
+    count(cat, place, bytes, -1);
     int keep = poison && place != PLACE_GPU;
     if (keep) table_push(&freed, &nfreed, &capfreed, blocks[i]);
     blocks[i] = blocks[--nblocks];
@@ -254,7 +284,7 @@ void mem_free(void *p) {
         memset(p, 0xff, bytes);
         return;
     }
-    raw_free(p, place, rounded ? rounded : 64);
+    raw_free(p, place, taken);
 }
 
 int mem_was_freed(const void *p, size_t bytes) {

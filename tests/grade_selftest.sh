@@ -8,8 +8,11 @@
 #      reference file, loses each check it names, with the message it names
 #      ("# check:" and "# says:" lines, in pairs; "# time-scale: S" shortens
 #      the checks' budgets for a mistake that hangs; "# ranks: N" grades it
-#      at N ranks instead of the lecture's usual N).
-# usage: tests/grade_selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake)
+#      at N ranks instead of the lecture's usual N);
+#   4. every right solution written another way (tests/variants/*.sed: other
+#      roundings, other branches, the same behaviour) scores full marks, at
+#      each N its lecture grades (lc0: 1; others 1 to 4): no check fails right code.
+# usage: tests/grade_selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake or variant)
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
@@ -74,6 +77,25 @@ for m in tests/mistakes/*.sed; do
       sed 's/^/    /' "$out"
     fi
   done
+done
+# 4. Right solutions written another way.
+for v in tests/variants/*.sed; do
+  name=$(basename "$v" .sed)
+  [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$name" ] || continue
+  file=$(sed -n 's/^# file: //p' "$v")
+  k=$(echo "$name" | sed 's/^lc\([0-9]*\)-.*/\1/')
+  mine=$work/variant
+  rm -rf "$mine"
+  mkdir -p "$mine/$(dirname "$file")"
+  sed -f "$v" "$file" >"$mine/$file"
+  if cmp -s "$file" "$mine/$file"; then fail "$name: the variant no longer applies to $file"; continue; fi
+  out=$work/variant-$name.out
+  if MINE=$mine LC=$k BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1; then
+    echo "right solution $name: $(tail -n 1 "$out")"
+  else
+    fail "right solution $name does not score full marks:"
+    grep -A3 ' FAIL ' "$out" | sed 's/^/    /'
+  fi
 done
 [ $bad -eq 0 ] && echo "grading self-test: passed"
 exit $bad

@@ -9,6 +9,7 @@
 
 #include "check_mpi.h"
 #include "ref.h"
+#include "trail.h"
 
 // Copies this rank's view of all Ψ params into dst.
 static void full_params(Trainer *t, float *dst);
@@ -83,9 +84,13 @@ static void options_in_words(char *out, size_t len, int argc, char **argv) {
 
 // Trains every reference run (with `extra` options appended) step by step and
 // checks each step's loss against lc0's (relative) and the final params
-// (relative L2), and that every rank ends with the same model.
-static inline void grade_follows_lc0(const RefRun *runs, int nruns, const char *extra, double loss_tol,
-                              double param_tol) {
+// (relative L2), and that every rank ends with the same model; with `trail`,
+// also the whole state after every step against the reference build's
+// (trail.h). Whichever parts first is told: a loss off lc0's before the state
+// left the reference's points at the forward pass or the loss, a state that
+// left it first at that step's update.
+static inline void follows_lc0(const RefRun *runs, int nruns, const char *extra, double loss_tol,
+                               double param_tol, int trail) {
     for (int k = 0; k < nruns; k++) {
         const RefRun *r = &runs[k];
         char *argv[80], text[256];
@@ -99,15 +104,22 @@ static inline void grade_follows_lc0(const RefRun *runs, int nruns, const char *
         snprintf(run, sizeof run, "the run '%.63s' (%s)", r->name, words);
         Trainer t;
         trainer_setup(&t, &a);
+        Trail tr;
+        char key[300], why[512];
+        snprintf(key, sizeof key, "%.63s%s%.200s", r->name, *extra ? " " : "", extra);
+        if (trail) trail_open(&tr, &t, key);
         double worst = 0, got = 0, want = 0;
         long first = -1;  // the first step whose loss is off
         for (long s = 0; s < a.steps; s++) {
             double loss = train_step(&t, s);
+            if (trail) trail_step(&tr, &t, s);
             double d = fabs(loss - r->loss[s]) / r->loss[s];
             if (!(d <= worst)) worst = d;  // a NaN loss stays NaN (fmax would drop it)
             if (first < 0 && !(d <= loss_tol)) first = s, got = loss, want = r->loss[s];
         }
+        long left = trail ? trail_close(&tr, why) : -1;
         CK_ALL(r->steps == a.steps, "%s: reference has %ld steps, run has %ld", r->name, r->steps, a.steps);
+        CK_ALL(left < 0 || (first >= 0 && first <= left), "%s at N=%d: %s", run, rt.world, why);
         CK_ALL(first < 0, "%s at N=%d: from step %ld on the loss is off lc0's (%.6f where lc0 has %.6f; at worst "
                "%.2e relative, %.0e allowed)%s", run, rt.world, first + 1, got, want, worst, loss_tol,
                first == 0 ? ": already at the first step, before any update: the forward pass, the examples each "
@@ -126,9 +138,17 @@ static inline void grade_follows_lc0(const RefRun *runs, int nruns, const char *
     }
 }
 
+// The graded end-to-end check: follows_lc0 with the whole state held to the
+// reference build's.
+static inline void grade_follows_lc0(const RefRun *runs, int nruns, const char *extra, double loss_tol,
+                                     double param_tol) {
+    follows_lc0(runs, nruns, extra, loss_tol, param_tol, 1);
+}
+
 // The same over every hand-written backend (after `extra`): other sums in
 // another order, so the same tolerances, not the same bits (hier also on
 // emulated nodes of two ranks, auto on the same, where its choices differ).
+// No trail: the reference records the default backend's.
 static inline void grade_follows_lc0_hand_written(const RefRun *runs, int nruns, const char *extra,
                                            double loss_tol, double param_tol) {
     const char *backends[] = { "ring", "naive", "tree", "rd", "rabenseifner", "hier", "auto",
@@ -137,7 +157,7 @@ static inline void grade_follows_lc0_hand_written(const RefRun *runs, int nruns,
         if (strstr(backends[b], "--ranks-per-node 2") && rt.world % 2) continue;
         char opts[128];
         snprintf(opts, sizeof opts, "%s%s--comm %s", extra, *extra ? " " : "", backends[b]);
-        grade_follows_lc0(runs, nruns, opts, loss_tol, param_tol);
+        follows_lc0(runs, nruns, opts, loss_tol, param_tol, 0);
     }
 }
 

@@ -30,6 +30,14 @@ static inline const char *ref_dir(void) {
     return d;
 }
 
+// Where a check writes files of its own: ZC_SCRATCH (the grader's and the runner's
+// folder for this run, so that two grades at once never write the same file),
+// else the references' folder.
+static inline const char *scratch_dir(void) {
+    const char *d = getenv("ZC_SCRATCH");
+    return d && *d ? d : ref_dir();
+}
+
 // Splits "a b c" into argv (in place).
 static inline void ref_split(RefRun *r, char *s) {
     for (char *tok = strtok(s, " \t\n"); tok && r->argc < 63; tok = strtok(NULL, " \t\n"))

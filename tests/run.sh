@@ -52,6 +52,10 @@ done
 # A reference that fails to train fails the run.
 export ZC_REF="$BUILD/test/ref"
 run 300 "lc0 references" tests/refs.sh "$BUILD"
+# The tree's stages record their whole state after every step of the graded
+# end-to-end runs; the suites below hold the same runs to it (tests/trail.h).
+run 600 "reference trails" tests/trails.sh "$BUILD"
+export ZC_TRAIL=compare
 run 120 test_lc0 "$BUILD/test/test_lc0"
 
 for n in 1 2 3 4; do

@@ -103,9 +103,10 @@ static int adam_matches(const float *p, const float *m, const float *v, const fl
 static void grade_adam_step(long step, float weight_decay) {
     enum { N = 1001 };  // not a multiple of any vector width
     AdamHyper h = { 3e-3f, 0.9f, 0.999f, 1e-8f, weight_decay };
-    static float p[N], m[N], v[N], g[N], p0[N], m0[N], v0[N];
+    // One element more than n in each buffer, which adam_update must leave alone.
+    static float p[N + 1], m[N + 1], v[N + 1], g[N + 1], p0[N + 1], m0[N + 1], v0[N + 1];
     Rng r = rng_stream(99, (uint64_t)step);
-    for (size_t i = 0; i < N; i++) {
+    for (size_t i = 0; i <= N; i++) {
         p[i] = 2 * rng_uniform(&r) - 1;
         g[i] = (2 * rng_uniform(&r) - 1) * (i % 3 ? 1.0f : 1e-3f);
         m[i] = step == 1 ? 0.0f : 0.1f * (2 * rng_uniform(&r) - 1);
@@ -113,6 +114,8 @@ static void grade_adam_step(long step, float weight_decay) {
     }
     memcpy(p0, p, sizeof p); memcpy(m0, m, sizeof m); memcpy(v0, v, sizeof v);
     adam_update(p, g, m, v, N, &h, step);
+    ck_assert_msg(p[N] == p0[N] && m[N] == m0[N] && v[N] == v0[N], "adam_update on n = %d parameters changed element "
+                  "%d of p, m or v, past the last: the loop runs one element too far", N, N);
     size_t at = 0, unused;
     if (adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, 0, 1, &at)) return;
     double rp = p0[at], rm = m0[at], rv = v0[at];

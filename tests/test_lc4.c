@@ -83,7 +83,7 @@ START_TEST(test_init_file_and_save) {
     float *got = mem_alloc(MEM_DATA, m->numel * sizeof(float));
     full_params(&t, got);
     CK_ALL(distance_to_reference(m, got, r->model) == 0.0, "--init did not load lc0's model exactly");
-    snprintf(path, sizeof path, "%s/lc4_saved_%d.safetensors", ref_dir(), rt.world);
+    snprintf(path, sizeof path, "%s/lc4_saved_%d.safetensors", scratch_dir(), rt.world);
     MemStats before = mem_stats();
     mem_reset_peaks();
     const char *err = save_params(&t, path);

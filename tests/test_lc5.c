@@ -231,49 +231,70 @@ START_TEST(test_unscaled_grads) {
 }
 END_TEST
 
+// What one Adam step from zero moments makes of master slices `start` (copied
+// to `want`), with the gradient slice_grad times gscale: the reference Adam.
+static void adam_from(const Trainer *t, const float *start, float gscale, float *want) {
+    const Model *m = &t->model;
+    copy(want, start, m->shard_numel);
+    for (int l = 0; l < m->nlayers; l++) {
+        const Layer *L = &m->layer[l];
+        size_t k = own_real(L);
+        float *g = mem_alloc(MEM_DATA, (k + 1) * 4), *mm = mem_alloc(MEM_DATA, (k + 1) * 4),
+              *vv = mem_alloc(MEM_DATA, (k + 1) * 4);
+        for (size_t i = 0; i < k; i++) g[i] = slice_grad(L->soff + i) * gscale;
+        adam_update(want + L->soff, g, mm, vv, k, &t->opt.h, 1);
+        mem_free(g); mem_free(mm); mem_free(vv);
+    }
+}
+
+// The first of n floats where a and b differ, or n.
+static size_t first_difference(const float *a, const float *b, size_t n) {
+    size_t i = 0;
+    while (i < n && a[i] == b[i]) i++;
+    return i;
+}
+
 START_TEST(test_adam_on_master) {
     Trainer t;
     trainer_with_scaled_grads(&t, "256");
     Model *m = &t.model;
     size_t n = m->shard_numel;
-    float *master0 = mem_alloc(MEM_DATA, n * 4), *want = mem_alloc(MEM_DATA, n * 4), *g = mem_alloc(MEM_DATA, n * 4);
+    float *master0 = mem_alloc(MEM_DATA, n * 4), *want = mem_alloc(MEM_DATA, n * 4),
+          *from16 = mem_alloc(MEM_DATA, n * 4), *widened = mem_alloc(MEM_DATA, n * 4);
     uint16_t *want16 = mem_alloc(MEM_DATA, n * 2), *params0 = mem_alloc(MEM_DATA, n * 2);
     copy(master0, m->master, n);
-    copy(want, m->master, n);
     memcpy(params0, m->params, n * 2);
-    for (int l = 0; l < m->nlayers; l++) {  // what one step from zero moments gives, with the reference Adam
-        const Layer *L = &m->layer[l];
-        size_t k = own_real(L);
-        float *mm = mem_alloc(MEM_DATA, (k + 1) * 4), *vv = mem_alloc(MEM_DATA, (k + 1) * 4);
-        for (size_t i = 0; i < k; i++) g[i] = slice_grad(L->soff + i) * 0.5f;  // the clip factor below
-        adam_update(want + L->soff, g, mm, vv, k, &t.opt.h, 1);
-        mem_free(mm);
-        mem_free(vv);
-    }
+    adam_from(&t, master0, 0.5f, want);  // 0.5: the clip factor below
     cast_from_f32(want16, want, m->dt, n);
+    // The mistake of a master taken back from the 16-bit params before the step:
+    // Adam from the rounded values.
+    cast_to_f32(widened, params0, m->dt, n);
+    adam_from(&t, widened, 0.5f, from16);
     adam_step(&t, 0.5f);
-    size_t bad = n, bad16 = n;
-    for (size_t i = 0; i < n && bad == n; i++)
-        if (m->master[i] != want[i]) bad = i;
+    size_t bad = first_difference(m->master, want, n), bad16 = n;
     for (size_t i = 0; i < n && bad16 == n; i++)
         if (((uint16_t *)m->params)[i] != want16[i]) bad16 = i;
     ck_all_msg(t.opt.step == 1, "after one adam_step the step count is %ld, want 1", t.opt.step);
     ck_all_msg(bad == n, "after adam_step (loss scale 256, clip factor 0.5) rank %d's master[%zu] is %.9g, want "
                "%.9g%s", rt.rank, bad, bad < n ? m->master[bad] : 0.0f, bad < n ? want[bad] : 0.0f,
                bad < n && m->master[bad] == master0[bad] ? ": the fp32 master did not move (Adam ran on the 16-bit "
-               "params?)" : ": the gradient Adam sees is the stored one divided by the scale, times the clip factor");
+               "params?)" :
+               first_difference(m->master, from16, n) == n ? ": that is Adam on the master after it was overwritten "
+               "from the 16-bit params: the master is the one full-precision copy; the params are rounded from it, "
+               "never the other way" :
+               ": the gradient Adam sees is the stored one divided by the scale, times the clip factor");
     ck_all_msg(bad16 == n, "after adam_step rank %d's bf16 params[%zu] are 0x%04x, the new master rounded to bf16 is "
                "0x%04x%s", rt.rank, bad16, bad16 < n ? ((uint16_t *)m->params)[bad16] : 0, bad16 < n ? want16[bad16] : 0,
                bad16 < n && ((uint16_t *)m->params)[bad16] == params0[bad16] ?
                    ": the params were not rounded from the new master (cast_from_f32)" : "");
-    mem_free(master0); mem_free(want); mem_free(g); mem_free(want16); mem_free(params0);
+    mem_free(master0); mem_free(want); mem_free(from16); mem_free(widened); mem_free(want16); mem_free(params0);
     trainer_teardown(&t);
 }
 END_TEST
 
 START_TEST(test_saved_model_is_master) {
     char path[600];
-    snprintf(path, sizeof path, "%s/lc5_saved_%d.safetensors", ref_dir(), rt.world);
+    snprintf(path, sizeof path, "%s/lc5_saved_%d.safetensors", scratch_dir(), rt.world);
     char *argv[] = { "t", "--context", "3", "--hidden", "37", "--layers", "2", "--batch", "252", "--dtype", "bf16",
                      "--sample", "0", "--log-every", "0" };
     Trainer t;
@@ -374,6 +395,81 @@ START_TEST(test_overflow_on_one_rank_skips_everywhere) {
 }
 END_TEST
 
+START_TEST(test_doubling_step_unscales_by_its_scale) {
+    // A dynamic scale one clean step from the end of its window: the step's
+    // gradient was scaled by 65536, so the update divides by 65536; only then
+    // does the scaler double (to 131072, for the next step's backward).
+    Trainer t;
+    trainer_with_scaled_grads(&t, "dynamic");
+    t.scaler.clean = t.scaler.window - 1;
+    size_t n = t.model.shard_numel;
+    float *master0 = mem_alloc(MEM_DATA, n * 4), *want = mem_alloc(MEM_DATA, n * 4), *half = mem_alloc(MEM_DATA, n * 4);
+    copy(master0, t.model.master, n);
+    adam_from(&t, master0, 1.0f, want);
+    adam_from(&t, master0, 0.5f, half);
+    int took = optimizer_step(&t);
+    size_t bad = first_difference(t.model.master, want, n);
+    ck_all_msg(took && t.scaler.scale == 131072.0f, "a clean step at the end of a window: optimizer_step returned %d "
+               "and left the scale at %g; want 1 (taken) and 131072 (doubled)", took, t.scaler.scale);
+    ck_all_msg(bad == n, "a clean step that doubled the scale (65536 to 131072): rank %d's master[%zu] is %.9g, want "
+               "%.9g%s", rt.rank, bad, bad < n ? t.model.master[bad] : 0.0f, bad < n ? want[bad] : 0.0f,
+               first_difference(t.model.master, half, n) == n ? ": that is the gradient divided by 131072, the new "
+               "scale: the step ran with 65536; tell the scaler the outcome after the update (scaler_update last)" : "");
+    mem_free(master0); mem_free(want); mem_free(half);
+    trainer_teardown(&t);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// the whole state through every branch of the loss scaler
+
+// Runs graded on their whole state after every step against the reference
+// build's (tests/trail.h), chosen so that each branch of the scaler runs, with
+// clipping, accumulation and uneven slices (hidden 37): name and options.
+static const char *scaler_runs[][2] = {
+    // fp16 from 2^16, a window of 2: doublings, then overflows alone and in
+    // bursts, at 40 steps.
+    { "scale_window", "--dtype fp16 --scale-window 2 --clip 0.1 --accum 3 --steps 40" },
+    // fp16 at a learning rate that blows the forward pass up at step 2: from
+    // 8, overflows down to the floor, 1, and on at it until the scaler stops
+    // the run (MAX_SKIPS_AT_FLOOR in a row). (The program itself stops at the
+    // first loss that is not finite; stepping on, the harness reaches the floor.)
+    { "scale_floor", "--dtype fp16 --lr 5 --initial-scale 8 --scale-window 2 --steps 20" },
+    // a static fp16 scale of 700000 (not a power of two: unscaling rounds): 7
+    // of 30 steps overflow, alone and in bursts, and are skipped; the scale
+    // never moves.
+    { "scale_static", "--dtype fp16 --loss-scale 700000 --clip 0.1 --accum 3 --steps 30" },
+    // a static bf16 scale that is not a power of two: unscaling rounds in bf16's
+    // 8 bits, where no step overflows.
+    { "bf16_static", "--dtype bf16 --loss-scale 700000 --clip 0.1 --accum 3 --steps 30" },
+    // bf16 from 2^22 with a window of 1: up to the ceiling, 2^24, and held there.
+    { "scale_ceiling", "--dtype bf16 --loss-scale dynamic --initial-scale 4194304 --scale-window 1 --steps 8" },
+};
+
+START_TEST(test_scaler_whole_state) {
+    for (size_t r = 0; r < sizeof scaler_runs / sizeof scaler_runs[0]; r++) {
+        char text[300], *argv[40] = { "t" }, words[400];
+        int argc = 1;
+        snprintf(text, sizeof text, "--context 3 --hidden 37 --layers 2 --batch 252 --seed 5 %s --sample 0 "
+                 "--log-every 0", scaler_runs[r][1]);
+        for (char *tok = strtok(text, " "); tok && argc < 40; tok = strtok(NULL, " ")) argv[argc++] = tok;
+        options_in_words(words, sizeof words, argc, argv);
+        Trainer t;
+        setup_from(&t, scaler_runs[r][0], argc, argv);
+        Trail tr;
+        trail_open(&tr, &t, scaler_runs[r][0]);
+        for (long s = 0; s < t.a.steps && !t.scaler.stop; s++) {  // the stage stops where the scaler says
+            train_step(&t, s);
+            trail_step(&tr, &t, s);
+        }
+        char why[512];
+        long left = trail_close(&tr, why);
+        CK_ALL(left < 0, "the run '%s' (%s) at N=%d: %s", scaler_runs[r][0], words, rt.world, why);
+        trainer_teardown(&t);
+    }
+}
+END_TEST
+
 // A model file with lc0's init scaled by `factor`: small weights make small
 // gradients, down into fp16's subnormals and below.
 static void write_scaled_init(const char *path, const char *hidden, float factor) {
@@ -427,7 +523,7 @@ START_TEST(test_fp16_underflow_needs_scaling) {
     // params have an exactly zero gradient here, in any type: ReLU units that
     // are off for every example.)
     char path[600];
-    snprintf(path, sizeof path, "%s/lc5_small_%d.safetensors", ref_dir(), rt.world);
+    snprintf(path, sizeof path, "%s/lc5_small_%d.safetensors", scratch_dir(), rt.world);
     write_scaled_init(path, "64", 0.01f);
     double fp32 = params_moved(path, "fp32", "none");
     double none = params_moved(path, "fp16", "none"), dynamic = params_moved(path, "fp16", "dynamic");
@@ -472,33 +568,98 @@ START_TEST(test_static_scale_divides) {
 }
 END_TEST
 
+// The loss scale's rule applied here to one outcome: what scaler_update must do.
+static void rule(Scaler *want, int overflow) {
+    if (overflow) {
+        want->skipped++;
+        want->clean = 0;
+        if (want->dynamic) want->scale = fmaxf(want->scale / 2, MIN_SCALE);
+    } else if (want->dynamic && ++want->clean == want->window) {
+        if (want->scale * 2 <= MAX_SCALE) want->scale *= 2;
+        want->clean = 0;
+    }
+}
+
+// What the rule did in one step, in words: "an overflow at 1, the floor".
+static void rule_in_words(char *out, size_t len, const Scaler *before, const Scaler *after, int overflow) {
+    if (overflow)
+        snprintf(out, len, "an overflow at the scale %g%s", before->scale, !before->dynamic ? ", a static scale" :
+                 after->scale == before->scale ? ", the floor" : "");
+    else if (after->scale != before->scale) snprintf(out, len, "a clean step that ends a window: the scale doubles");
+    else if (before->dynamic && after->clean == 0 && before->clean + 1 == before->window)
+        snprintf(out, len, "a clean step that ends a window at the ceiling, MAX_SCALE = %g", MAX_SCALE);
+    else snprintf(out, len, "a clean step");
+}
+
+// scaler_update against the rule over a sequence of outcomes (1: overflow),
+// from the scaler that options opts set up; says at which outcome it first
+// departs, what that outcome was, and what it should have left.
+static void grade_scaler_sequence(const char *opts, const int *overflow, int n) {
+    char text[256], *argv[16] = { "t" };
+    int argc = 1;
+    snprintf(text, sizeof text, "%s", opts);
+    for (char *tok = strtok(text, " "); tok && argc < 16; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    Args a = args_of(opts, argc, argv);
+    Scaler got, want;
+    scaler_init(&got, &a);
+    scaler_init(&want, &a);
+    for (int k = 0; k < n; k++) {
+        Scaler before = want;
+        scaler_update(&got, overflow[k]);
+        rule(&want, overflow[k]);
+        if (got.scale == want.scale && got.clean == want.clean && got.skipped == want.skipped) continue;
+        char did[128];
+        rule_in_words(did, sizeof did, &before, &want, overflow[k]);
+        ck_abort_msg("scaler_update (%s) after outcome %d of %d (%s): the scale is %g, clean steps %d, skipped %ld; "
+                     "the rule gives %g, %d, %ld%s", opts, k + 1, n, did, got.scale, got.clean, got.skipped,
+                     want.scale, want.clean, want.skipped,
+                     got.scale < MIN_SCALE ? ": a halving never goes below MIN_SCALE = 1" :
+                     !want.dynamic && got.scale != want.scale ? ": a static scale never moves" :
+                     got.scale > MAX_SCALE ? ": a doubling past MAX_SCALE is not taken" :
+                     got.skipped != want.skipped ? ": every overflow counts one skipped step" :
+                     got.clean != want.clean ? ": an overflow breaks the run of clean steps; a doubling starts a new one" :
+                     "");
+    }
+}
+
 START_TEST(test_dynamic_scale_rule) {
-    // fp16 with a window of 3: the scale doubles after every 3 clean steps until
-    // gradients times the scale overflow, then halves and the step is skipped.
-    // Each step's outcome is checked against the rule applied here.
+    // Outcomes given, the rule's every branch: doublings, halvings down to the
+    // floor and staying there, a window that ends at the ceiling, a static
+    // scale that overflows and never moves.
+    const int down[] = { 0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1 };
+    grade_scaler_sequence("--loss-scale dynamic --initial-scale 4 --scale-window 2", down, 14);
+    const int up[] = { 0, 0, 0, 1, 0, 0, 0 };
+    grade_scaler_sequence("--loss-scale dynamic --initial-scale 8388608 --scale-window 1", up, 7);
+    const int fixed[] = { 1, 0, 1, 1, 0, 0, 1 };
+    grade_scaler_sequence("--loss-scale 1024 --scale-window 2", fixed, 7);
+    // Then in training: fp16 with a window of 3, the scale doubles after every 3
+    // clean steps until gradients times the scale overflow, then halves and the
+    // step is skipped. Each step's outcome is checked against the rule.
     char *argv[] = { "t", "--context", "3", "--hidden", "37", "--layers", "2", "--batch", "252",
                      "--dtype", "fp16", "--scale-window", "3", "--sample", "0", "--log-every", "0" };
     Trainer t;
     setup_from(&t, "dynamic", 17, argv);
-    float want = 65536.0f;
-    int clean = 0, doubled = 0, halved = 0, ok = 1;
+    Scaler want = t.scaler;
+    int doubled = 0, halved = 0;
+    long first = -1;
+    char did[128] = "";
+    float got = 0, wanted = 0;
     for (long s = 0; s < 60; s++) {
         long skipped = t.scaler.skipped;
         train_step(&t, s);
-        if (t.scaler.skipped > skipped) {
-            want = fmaxf(want / 2, 1);
-            clean = 0;
-            halved++;
-        } else if (++clean == 3) {
-            if (want * 2 <= MAX_SCALE) want *= 2;
-            clean = 0;
-            doubled++;
+        int overflow = t.scaler.skipped > skipped;
+        Scaler before = want;
+        rule(&want, overflow);
+        doubled += want.scale > before.scale;
+        halved += overflow;
+        if (first < 0 && t.scaler.scale != want.scale) {
+            first = s, got = t.scaler.scale, wanted = want.scale;
+            rule_in_words(did, sizeof did, &before, &want, overflow);
         }
-        ok &= t.scaler.scale == want;
     }
-    ck_all_msg(ok && doubled > 0 && halved > 0, "after 60 fp16 steps with --scale-window 3 the scale is %g; the rule "
-               "(halve on an overflow, never below 1; double after 3 clean steps in a row) gives %g (%d doublings, "
-               "%d overflows so far)", t.scaler.scale, want, doubled, halved);
+    ck_all_msg(first < 0 && doubled > 0 && halved > 0, "fp16 steps with --scale-window 3 from 65536: at step %ld (%s) "
+               "the scale became %g; the rule (halve on an overflow, never below 1; double after 3 clean steps in a "
+               "row) gives %g (%d doublings, %d overflows in 60 steps)", first + 1, did, got, wanted, doubled, halved);
     CK_ALL(t.opt.step == 60 - t.scaler.skipped, "%ld Adam steps for %ld skipped of 60", t.opt.step,
            t.scaler.skipped);
     trainer_teardown(&t);
@@ -575,6 +736,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "lc5.1a", 10, "1 2 3 4", "the dynamic scale: halved on overflow, doubled after a window", test_dynamic_scale_rule };
     g[n++] = (Graded){ "lc5.1b", 5, "1 2 3 4", "the dynamic scale never passes MAX_SCALE", test_scale_bounded };
     g[n++] = (Graded){ "lc5.2a", 10, "2 3 4", "an overflow on one rank: every rank skips, nothing moves", test_overflow_on_one_rank_skips_everywhere };
+    g[n++] = (Graded){ "lc5.2b", 5, "1 2 3 4", "a step that doubles the scale unscales by the scale it ran with", test_doubling_step_unscales_by_its_scale };
     g[n++] = (Graded){ "lc5.3a", 10, "1 2 3 4", "unscaled_grads: the slice in fp32, divided by the scale", test_unscaled_grads };
     g[n++] = (Graded){ "lc5.3b", 5, "1 2 3 4", "a static scale of 1024 gives the very model of none", test_static_scale_divides };
     g[n++] = (Graded){ "lc5.4a", 10, "1 2 3 4", "adam_step: Adam on the fp32 master, the bf16 params rounded from it", test_adam_on_master };
@@ -584,6 +746,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "lc5.0a", 10, "1 2 3 4", "the whole stage in fp32: lc0's losses and model", test_fp32_follows_lc0 };
     g[n++] = (Graded){ "lc5.0b", 5, "1 2 3 4", "in bf16: near lc0", test_bf16_near_lc0 };
     g[n++] = (Graded){ "lc5.0c", 5, "1 2 3 4", "in fp16 with dynamic scaling: near lc0", test_fp16_near_lc0 };
+    g[n++] = (Graded){ "lc5.0d", 10, "1 2 3 4", "the whole state, step by step, through every branch of the scaler", test_scaler_whole_state };
     g[n++] = (Graded){ "bf16-converges-with-fp32", 0, "", "bf16-converges-with-fp32", test_bf16_converges_with_fp32 };
     g[n++] = (Graded){ "activations-in-dt", 0, "", "activations-in-dt", test_activations_in_dt };
     g[n++] = (Graded){ "fp16-underflow-needs-scaling", 0, "", "fp16-underflow-needs-scaling", test_fp16_underflow_needs_scaling };

@@ -17,7 +17,8 @@
 # the reference instead), BUILD (the reference build: its lc0 makes the
 # references the stages are graded against, its objects seed the learner's
 # build), GRADE_DIR (where the learner's builds go, default BUILD/grade),
-# ZC_TIME_SCALE (multiplies every check's budget).
+# ZC_TIME_SCALE (multiplies every check's budget), UNTIL_FAIL=1 (stop at the
+# first check that fails: what the mutation run needs to call a mutant killed).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 top=$(pwd)
@@ -50,17 +51,18 @@ for k in $LC; do
   case " $all " in *" $k "*) ;; *) echo "make grade: LC=$k: no such lecture (one of: $all)" >&2; exit 2 ;; esac
 done
 
-# The references the stages are graded against, from the tree's lc0. The test
-# programs run in grading mode themselves (strict collectives, poisoned frees).
+# The references the stages are graded against, from the tree's lc0, and the
+# trails of the tree's own stages (their whole state after every step), which
+# the learner's runs are held to. The test programs run in grading mode
+# themselves (strict collectives, poisoned frees).
 export ZC_REF="$BUILD/test/ref" CK_FORK=no
-if [ ! -s "$ZC_REF/plain.loss" ] || [ "$BUILD/bin/lc0_adam" -nt "$ZC_REF/plain.loss" ]; then
-  echo "making the lc0 references ($ZC_REF)"
-  tests/refs.sh "$BUILD" >/dev/null || { echo "make grade: the lc0 references failed to train" >&2; exit 1; }
-fi
+tests/references.sh "$BUILD" || { echo "make grade: no references to grade against" >&2; exit 1; }
+export ZC_TRAIL=compare
 
 # Every graded check, from the test programs that hold them (--list):
 # program|id|points|ranks|budget|title. Lecture K's checks are named lcK.*.
-mkdir -p "$GRADE_DIR"
+mkdir -p "$GRADE_DIR/scratch"
+export ZC_SCRATCH="$GRADE_DIR/scratch"  # the checks' own files: this grade's alone
 checks=$GRADE_DIR/checks verdicts=$GRADE_DIR/verdicts
 for p in test_lc0 test_lc1 test_lc2 test_lc3 test_lc4 test_lc5 test_comm; do
   "$BUILD/test/$p" --list </dev/null | sed "s/^/$p|/"
@@ -179,6 +181,7 @@ for k in $LC; do
       ids=$(awk -F'|' -v p="$p" -v n="$n" '$1 == p && $2 == n { print $3 }' "$GRADE_DIR/todo" | tr '\n' ' ')
       printf '  running %s at N=%s: %s\n' "$p" "$n" "$ids" >&2
       run_checks "$p" "$n" "$ids"
+      [ "${UNTIL_FAIL:-0}" = 1 ] && grep -q '^[^|]*|[^|]*|fail|' "$verdicts" && break
     done
   fi
   # One line per check and N, in the lecture's order; an end-to-end check (lcK.0x)

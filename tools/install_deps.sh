@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages the course needs, only those missing (procps:
 # pgrep, which tests/test_faults.sh uses to find the ranks; strace, with which
-# tests/test_hostile.sh checks the order of fsync and rename).
+# tests/test_hostile.sh checks the order of fsync and rename; python3-venv,
+# for the mutation tool's virtual environment, tools/mutation_venv.sh).
 # As root it runs apt-get itself; otherwise it prints the exact command and
 # fails, so `make` stops before a confusing compile error.
 set -eu
 
-PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev libxxhash-dev libjansson-dev pkg-config wamerican gnuplot-nox procps strace"
+PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev libxxhash-dev libjansson-dev pkg-config wamerican gnuplot-nox procps strace python3-venv"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,287 @@
+#!/bin/sh
+# make grade-mutants: the grader graded by mutation. Every line of code inside
+# a lecture's exercise regions is mutated by universalmutator (one change per
+# mutant: an operator, a constant, a name, a statement removed, ...), and every
+# mutant is graded as a learner's file would be (make grade, stopping at the
+# first check that fails). A mutant no check fails is a survivor: a wrong
+# solution the grader passes, unless it is equivalent (no behaviour differs),
+# which tests/equivalent_mutants argues, one line each.
+#
+# Classes, per lecture:
+#   stillborn   does not compile (the compile filter), or does not build
+#   same code   compiles to the very instructions of the reference (CPU build,
+#               without debug information): equivalent by construction; the
+#               GPU path's lines (ON_GPU) are here, since the CPU build drops them
+#   graded      the distinct programs left (mutants with the same instructions
+#               are graded once and share the verdict)
+#   killed      some check fails
+#   equivalent  no check fails, and tests/equivalent_mutants says why none could
+#   survived    no check fails, and nothing says why: the grader has a hole
+# A mutant killed only by a time-out is graded again alone afterwards, with
+# nothing else running, so that no mutant counts as killed because the machine
+# was busy.
+#
+# usage: tools/grade_mutants.sh [K...]   (default: LC, else every lecture)
+#   BUILD      the reference build (default build)
+#   JOBS       mutants graded at once (default: the cores)
+#   SAMPLE=n   grade only n mutants per lecture, drawn at random (make test: 10)
+#   SEED=s     the draw's seed (default: from the clock; printed, so a run repeats)
+# Writes BUILD/mutants/lcK/mutants (one row per mutant) and prints the table.
+# Exit status 0 only if no lecture has a survivor.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+top=$(pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
+JOBS=${JOBS:-$(nproc)}
+SAMPLE=${SAMPLE:-0}
+SEED=${SEED:-$(date +%s)}
+EQUIV=$top/tests/equivalent_mutants
+work=$BUILD/mutants
+lectures=${*:-${LC:-$(tools/lectures.sh)}}
+for v in "$JOBS" "$SAMPLE" "$SEED"; do
+  case $v in ''|*[!0-9]*) echo "grade-mutants: JOBS, SAMPLE and SEED are whole numbers (got '$v')" >&2; exit 2 ;; esac
+done
+[ "$JOBS" -ge 1 ] || JOBS=1
+all=$(tools/lectures.sh)
+for k in $lectures; do
+  case " $all " in *" $k "*) ;; *) echo "grade-mutants: no lecture '$k' (one of: $all)" >&2; exit 2 ;; esac
+done
+mutate=$(tools/mutation_venv.sh "$BUILD") || exit 1
+# The flags of the reference build, for the CPU (the compile filter and the
+# instructions compared): no CUDA, no debug information.
+flags=$(sed 's/^CUDA=[^ ]* //; s/-DZC_CUDA//g; s/ -g / -g0 /' "$BUILD/config") || exit 1
+# The references the checks compare with, made now: the grades below run at once.
+tests/references.sh "$BUILD" >&2 || exit 1
+[ "$SAMPLE" -gt 0 ] && echo "mutants drawn with seed $SEED ($SAMPLE per lecture; SEED=$SEED repeats the draw)"
+
+# ----------------------------------------------------------------------------
+# helpers
+
+# A line of code as the equivalence list writes it: no trailing comment, one
+# space between words.
+norm() { printf '%s\n' "$1" | sed 's|[[:space:]]*//.*$||; s/[[:space:]][[:space:]]*/ /g; s/^ //; s/ $//'; }
+
+# The lines of lecture $1's exercise regions in file $2 that hold code.
+region_lines() {
+  awk -v lc="// EXERCISE lc$1." '
+    index($0, "// EXERCISE ") { inr = index($0, lc) > 0; next }
+    index($0, "// END EXERCISE") { inr = 0; next }
+    inr && $0 !~ /^[ \t]*\/\// && $0 !~ /^[ \t]*$/ { print NR }' "$2"
+}
+
+# The instructions file $2 (a copy of tree file $1) compiles to, as a hash;
+# empty if it does not compile. The copy sits in its own folder, so its
+# includes are found beside the tree's file (-iquote).
+code_of() {
+  # shellcheck disable=SC2086
+  if cc $flags -iquote "$top/$(dirname "$1")" -S -o "$2.s" "$2" 2>/dev/null; then
+    grep -v '^[[:space:]]*\.file' "$2.s" | sha1sum | cut -c1-16
+  fi
+  rm -f "$2.s"
+}
+
+# Grades the mutant files listed in $1 (id|file|path), in slot $2, appending
+# id|verdict|check|n|message rows to $1.out. verdict: killed, survived, stillborn.
+grade_list() {
+  list=$1 slot=$2 k=$3 scale=${4:-1}
+  mine=$slot/mine
+  while IFS='|' read -r id f path; do
+    rm -rf "$mine"
+    mkdir -p "$mine/$(dirname "$f")"
+    cp "$path" "$mine/$f"
+    rm -f "$slot/grade/verdicts"
+    ZC_TIME_SCALE=$scale UNTIL_FAIL=1 MINE=$mine LC=$k BUILD=$BUILD GRADE_DIR=$slot/grade \
+      timeout -k 10 1800 tools/grade.sh >"$slot/out" 2>&1 </dev/null
+    rc=$?
+    if grep -q '(does not build)' "$slot/out"; then
+      echo "$id|stillborn|||does not build"
+    elif [ "$rc" = 0 ]; then
+      echo "$id|survived|||"
+    else
+      v=$(grep -m 1 '^[^|]*|[^|]*|fail|' "$slot/grade/verdicts" 2>/dev/null)
+      if [ -n "$v" ]; then
+        echo "$id|killed|$(echo "$v" | cut -d'|' -f1)|$(echo "$v" | cut -d'|' -f2)|$(echo "$v" | cut -d'|' -f5- | tr '|' '/')"
+      else
+        echo "$id|killed|||the grade itself ended with status $rc: $(tail -n 1 "$slot/out" | tr '|' '/')"
+      fi
+    fi
+  done <"$list" >>"$list.out"
+}
+
+# Runs grade_list on the lines of $1, split over JOBS slots, and waits.
+grade_parallel() {
+  list=$1 k=$2
+  : >"$list.out"
+  [ -s "$list" ] || return 0
+  j=0
+  while [ "$j" -lt "$JOBS" ]; do
+    awk -v j="$j" -v n="$JOBS" 'NR % n == j' "$list" >"$list.$j"
+    : >"$list.$j.out"
+    grade_list "$list.$j" "$work/slot$j" "$k" &
+    j=$((j + 1))
+  done
+  wait
+  j=0
+  while [ "$j" -lt "$JOBS" ]; do cat "$list.$j.out" >>"$list.out"; rm -f "$list.$j" "$list.$j.out"; j=$((j + 1)); done
+}
+
+# ----------------------------------------------------------------------------
+# one lecture
+
+status=0
+table=""
+for k in $lectures; do
+  w=$work/lc$k
+  rm -rf "$w"
+  mkdir -p "$w/gen" "$w/tce"
+  : >"$w/all"
+  # 1. The mutants of each file's regions (universalmutator, no check of its own:
+  #    the compile filter is the next step).
+  n=0
+  for f in $(tools/lectures.sh files "$k"); do
+    n=$((n + 1))
+    region_lines "$k" "$f" >"$w/gen/lines$n"
+    "$mutate" "$f" c --noCheck --lines "$w/gen/lines$n" --mutantDir "$w/gen/f$n" >"$w/gen/log$n" 2>&1 ||
+      { echo "grade-mutants: universalmutator failed on $f (its log: $w/gen/log$n)" >&2; exit 1; }
+    for m in "$w/gen/f$n"/*; do
+      [ -f "$m" ] || continue
+      line=$(cmp "$f" "$m" 2>/dev/null | awk '{ print $NF }')
+      [ -n "$line" ] || continue  # the same text: nothing mutated
+      echo "$f|$line|$m"
+    done >>"$w/all"
+  done
+  # Each mutant: id|file|line|path. In a sample, in the seed's order.
+  if [ "$SAMPLE" -gt 0 ]; then
+    awk -v s="$SEED$k" 'BEGIN { srand(s) } { printf "%.12f|%s\n", rand(), $0 }' "$w/all" | sort -t'|' -k1,1 | cut -d'|' -f2-
+  else cat "$w/all"; fi | awk '{ printf "%d|%s\n", NR, $0 }' >"$w/order"
+  total=$(wc -l <"$w/order")
+
+  # 2. The compile filter and the instructions: the reference's first.
+  for f in $(tools/lectures.sh files "$k"); do
+    mkdir -p "$w/tce/ref/$(dirname "$f")"
+    cp "$f" "$w/tce/ref/$f"
+    echo "$f|$(code_of "$f" "$w/tce/ref/$f")"
+  done >"$w/refcode"
+  # Each mutant's instructions, JOBS at once (all of them; in a sample, in
+  # order until SAMPLE distinct programs are found, one at a time).
+  compile_list() {  # list slot-folder: id|code for each id|file|line|path
+    while IFS='|' read -r id f line path; do
+      [ "$SAMPLE" -gt 0 ] && [ "$(wc -l <"$1.found")" -ge "$SAMPLE" ] && break
+      mkdir -p "$2/$(dirname "$f")"
+      cp "$path" "$2/$f"
+      code=$(code_of "$f" "$2/$f")
+      echo "$id|$code"
+      ref=$(grep "^$f|" "$w/refcode" | cut -d'|' -f2)
+      [ -n "$code" ] && [ "$code" != "$ref" ] && ! grep -q "^$code$" "$1.found" && echo "$code" >>"$1.found"
+    done <"$1" >"$1.codes"
+  }
+  if [ "$SAMPLE" -gt 0 ]; then
+    cp "$w/order" "$w/order.0"
+    : >"$w/order.0.found"
+    compile_list "$w/order.0" "$w/tce/m0"
+    cp "$w/order.0.codes" "$w/codes.all"
+  else
+    j=0
+    while [ "$j" -lt "$JOBS" ]; do
+      awk -v j="$j" -v n="$JOBS" 'NR % n == j' "$w/order" >"$w/order.$j"
+      : >"$w/order.$j.found"
+      compile_list "$w/order.$j" "$w/tce/m$j" &
+      j=$((j + 1))
+    done
+    wait
+    cat "$w"/order.*.codes | sort -t'|' -k1,1n >"$w/codes.all"
+  fi
+  rm -f "$w"/order.*
+  # Each mutant's class, in order: the first of a program is graded, the others share its verdict.
+  : >"$w/codes"
+  while IFS='|' read -r id code; do
+    f=$(awk -F'|' -v id="$id" '$1 == id { print $2; exit }' "$w/order")
+    ref=$(grep "^$f|" "$w/refcode" | cut -d'|' -f2)
+    if [ -z "$code" ]; then class=stillborn
+    elif [ "$code" = "$ref" ]; then class=same
+    elif grep -q "|$code$" "$w/codes"; then class=dup
+    else class=grade; echo "$id|$code" >>"$w/codes"; fi
+    echo "$id|$class|$code"
+  done <"$w/codes.all" >"$w/compiled"
+
+  # 3. Grade each distinct program, JOBS at once; the reference first, through
+  #    the same path: it must score full marks, or nothing here counts.
+  for f in $(tools/lectures.sh files "$k"); do echo "reference|$f|$top/$f"; done | head -n 1 >"$w/sanity"
+  : >"$w/sanity.out"
+  grade_list "$w/sanity" "$work/slot0" "$k"
+  if ! grep -q '|survived|' "$w/sanity.out"; then
+    echo "grade-mutants: the reference of lecture $k does not score full marks through this path:" >&2
+    cat "$work/slot0/out" >&2
+    exit 1
+  fi
+  rm -f "$w"/sanity*
+  awk -F'|' '$2 == "grade" { print $1 }' "$w/compiled" | while read -r id; do
+    grep "^$id|" "$w/order" | cut -d'|' -f1,2,4
+  done >"$w/tograde"
+  grade_parallel "$w/tograde" "$k"
+
+  # 4. Killed only by a time-out, while other grades ran: graded again alone,
+  #    with ten times the time. Killed only if it fails again.
+  grep -E '\|killed\|[^|]*\|[^|]*\|(timed out|no answer in)' "$w/tograde.out" | cut -d'|' -f1 >"$w/timeouts"
+  if [ -s "$w/timeouts" ]; then
+    awk -F'|' 'NR == FNR { again[$1] = 1; next } again[$1]' "$w/timeouts" "$w/tograde" >"$w/regrade"
+    : >"$w/regrade.out"
+    grade_list "$w/regrade" "$work/slot0" "$k" 10
+    awk -F'|' 'NR == FNR { again[$1] = 1; next } !again[$1]' "$w/timeouts" "$w/tograde.out" >"$w/kept"
+    cat "$w/regrade.out" >>"$w/kept"
+    mv "$w/kept" "$w/tograde.out"
+  fi
+
+  # 5. Every mutant's class: a duplicate takes its program's verdict; a survivor
+  #    listed in tests/equivalent_mutants is equivalent.
+  : >"$w/mutants"
+  while IFS='|' read -r id class code; do
+    IFS='|' read -r _id f line path <<EOF
+$(grep "^$id|" "$w/order")
+EOF
+    orig=$(sed -n "${line}p" "$f") mut=$(sed -n "${line}p" "$path")
+    # A line inserted (a statement before this one): both lines, as they now read.
+    [ "$(wc -l <"$path")" -gt "$(wc -l <"$f")" ] && mut="$mut $orig"
+    check="" n="" msg=""
+    case $class in
+      stillborn) verdict=stillborn ;;
+      same) verdict=same-code ;;
+      grade|dup)
+        rep=$(awk -F'|' -v c="$code" '$2 == "grade" && $3 == c { print $1; exit }' "$w/compiled")
+        IFS='|' read -r _id verdict check n msg <<EOF
+$(grep "^$rep|" "$w/tograde.out")
+EOF
+        ;;
+    esac
+    if [ "$verdict" = survived ]; then
+      key="$f: $(norm "$orig") ==> $(norm "$mut")"
+      if grep -v '^#' "$EQUIV" 2>/dev/null | sed 's/ ## .*//' | grep -qxF -- "$key"; then verdict=equivalent; fi
+    fi
+    printf '%s|%s|%s|%s|%s|%s|%s|%s|%s\n' "$id" "$verdict" "$f" "$line" "$check" "$n" "$(norm "$orig" | tr '|' '!')" \
+      "$(norm "$mut" | tr '|' '!')" "$msg"
+  done <"$w/compiled" >"$w/mutants"
+
+  count() { awk -F'|' -v v="$1" '$2 == v { c++ } END { print c + 0 }' "$w/mutants"; }
+  tried=$(wc -l <"$w/mutants") stillborn=$(count stillborn) same=$(count same-code)
+  killed=$(count killed) equivalent=$(count equivalent) survived=$(count survived)
+  distinct=$(wc -l <"$w/tograde")
+  row=$(printf 'lc%-7s %7s %9s %9s %6s %6s %10s %8s' "$k" "$tried" "$stillborn" "$same" "$distinct" "$killed" \
+        "$equivalent" "$survived")
+  echo "$row"
+  table="$table$row
+"
+  if [ "$survived" -gt 0 ]; then
+    status=1
+    echo "  survivors of lecture $k (no check fails; add a check, or argue the equivalence in tests/equivalent_mutants):"
+    awk -F'|' '$2 == "survived" { printf "    %s: %s ==> %s\n", $3, $7, $8 }' "$w/mutants"
+  fi
+  [ "$SAMPLE" -gt 0 ] || [ "$total" -eq "$tried" ] ||
+    { echo "grade-mutants: lecture $k: $tried of $total mutants classified" >&2; status=1; }
+done
+
+echo
+echo "lecture  mutants stillborn same-code graded killed equivalent survived"
+printf '%s' "$table"
+[ "$SAMPLE" -gt 0 ] && echo "(a sample of $SAMPLE graded per lecture, seed $SEED)"
+exit $status
