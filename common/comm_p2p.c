@@ -193,6 +193,57 @@ static int bytes_int(size_t bytes) {
 
 static int world_rank(const Group *g, int member) { return g->rank ? g->rank[member] : member; }
 
+// The collective in progress (written by the comm thread alone) and the
+// message it is in (written by the comm thread, read by a watchdog).
+static struct {
+    char what[160];
+    int strict;
+} run;
+enum { IN_NONE, IN_SEND, IN_RECV, IN_BOTH };
+static struct {
+    _Atomic int kind, to, from;
+    _Atomic size_t out, in;
+} in_msg;
+
+void p2p_begin(const char *what, int strict) {
+    snprintf(run.what, sizeof run.what, "%s", what ? what : "");
+    run.strict = what && strict;
+}
+
+const char *p2p_running(void) { return run.what; }
+
+static void entering(int kind, int to, size_t out, int from, size_t in) {
+    in_msg.to = to;
+    in_msg.from = from;
+    in_msg.out = out;
+    in_msg.in = in;
+    in_msg.kind = kind;
+}
+
+void p2p_describe(char *buf, size_t len) {
+    int kind = in_msg.kind;
+    size_t out = in_msg.out, in = in_msg.in;
+    int to = in_msg.to, from = in_msg.from;
+    if (kind == IN_SEND) snprintf(buf, len, "sending %zu B to rank %d", out, to);
+    else if (kind == IN_RECV) snprintf(buf, len, "receiving %zu B from rank %d", in, from);
+    else if (kind == IN_BOTH)
+        snprintf(buf, len, "sending %zu B to rank %d and receiving %zu B from rank %d", out, to, in, from);
+    else if (len) buf[0] = '\0';
+}
+
+// Strict: waits for the next message from world rank f and stops the run
+// unless it holds exactly `bytes` (MPI would cut a longer one short with an
+// error that names neither side, and take a shorter one without a word).
+static void expect_length(int f, size_t bytes) {
+    MPI_Status st;
+    int count = 0;
+    CHECK_MPI(MPI_Probe(f, TAG, MPI_COMM_WORLD, &st));
+    CHECK_MPI(MPI_Get_count(&st, MPI_BYTE, &count));
+    if ((size_t)count != bytes)
+        fatal("in %s: rank %d sent a message of %d bytes where this rank expected %zu: the two ranks disagree on the "
+              "length of the chunk they pass", run.what, f, count, bytes);
+}
+
 static void counted(int to, size_t bytes) {
     p.count.sent += bytes;
     if (p2p_node_of(to) != p2p_node_of(rt.rank)) p.count.inter += bytes;
@@ -200,20 +251,34 @@ static void counted(int to, size_t bytes) {
 
 void send_recv(const Group *g, const void *out, size_t out_bytes, int to, void *in, size_t in_bytes, int from) {
     int t = world_rank(g, to), f = world_rank(g, from);
+    entering(IN_BOTH, t, out_bytes, f, in_bytes);
     cross_link(t, out_bytes);
-    CHECK_MPI(MPI_Sendrecv(out, bytes_int(out_bytes), MPI_BYTE, t, TAG, in, bytes_int(in_bytes), MPI_BYTE, f, TAG,
-                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    if (run.strict) {  // the send in flight while the length is checked: still no deadlock
+        MPI_Request r;
+        CHECK_MPI(MPI_Isend(out, bytes_int(out_bytes), MPI_BYTE, t, TAG, MPI_COMM_WORLD, &r));
+        expect_length(f, in_bytes);
+        CHECK_MPI(MPI_Recv(in, bytes_int(in_bytes), MPI_BYTE, f, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    } else
+        CHECK_MPI(MPI_Sendrecv(out, bytes_int(out_bytes), MPI_BYTE, t, TAG, in, bytes_int(in_bytes), MPI_BYTE, f,
+                               TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    in_msg.kind = IN_NONE;
     counted(t, out_bytes);
 }
 
 void send_to(const Group *g, const void *buf, size_t bytes, int to) {
     int t = world_rank(g, to);
+    entering(IN_SEND, t, bytes, -1, 0);
     cross_link(t, bytes);
     CHECK_MPI(MPI_Send(buf, bytes_int(bytes), MPI_BYTE, t, TAG, MPI_COMM_WORLD));
+    in_msg.kind = IN_NONE;
     counted(t, bytes);
 }
 
 void recv_from(const Group *g, void *buf, size_t bytes, int from) {
-    CHECK_MPI(MPI_Recv(buf, bytes_int(bytes), MPI_BYTE, world_rank(g, from), TAG, MPI_COMM_WORLD,
-                       MPI_STATUS_IGNORE));
+    int f = world_rank(g, from);
+    entering(IN_RECV, -1, 0, f, bytes);
+    if (run.strict) expect_length(f, bytes);
+    CHECK_MPI(MPI_Recv(buf, bytes_int(bytes), MPI_BYTE, f, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    in_msg.kind = IN_NONE;
 }

@@ -57,6 +57,18 @@ void *p2p_scratch(int slot, size_t bytes);
 // Gives the scratch back (on switching backends, and at the end).
 void p2p_release(void);
 
+// The collective the comm thread runs now ("all_reduce #16 (256.0 KiB)"), for
+// the messages below; strict (grading): every message received must hold
+// exactly the bytes the receiver expects, or the run stops saying both. NULL
+// after the run.
+void p2p_begin(const char *what, int strict);
+// What the comm thread is doing in point-to-point at this moment, for a
+// watchdog (any thread): "sending 96 B to rank 1 and receiving 96 B from rank
+// 2", or "" between messages.
+void p2p_describe(char *buf, size_t len);
+// What p2p_begin named last ("" after the run).
+const char *p2p_running(void);
+
 // Sends out to member `to` and receives in from member `from` at once (no
 // deadlock whatever the sizes); counted.
 void send_recv(const Group *g, const void *out, size_t out_bytes, int to, void *in, size_t in_bytes, int from);

@@ -72,14 +72,25 @@ typedef struct {
 } Graded;
 
 #define GRADED_MAX 64
-// What the watchdog allows a check: GRADED_STALL seconds in which the rank
-// neither completes a collective nor launches compute (a deadlock, or a loop
-// that never ends, far longer than any check stands still here), and
-// GRADED_SECS in all (forty times the slowest check at N = 4 on 2 cores, so a
-// loaded machine that slows everything down still passes). ZC_TIME_SCALE
-// multiplies both (sanitizers, a slow machine).
-#define GRADED_STALL 20.0
-#define GRADED_SECS 120.0
+// What the watchdog allows a check. Counted in this rank's processor time,
+// which a loaded machine does not stretch (a rank that waits for another spins
+// in MPI, so it uses about the processor time its partner's work takes,
+// however slowly the machine runs both):
+//   GRADED_STALL processor seconds in which the rank neither completes a
+//     collective nor launches compute: a deadlock (its ranks spin), or a loop
+//     that never ends; a check here stands still for a fraction of a second;
+//   GRADED_CPU processor seconds in all: a loop that goes on communicating
+//     (forty times the slowest check).
+// Two limits in wall-clock time end what uses no processor time at all:
+//   GRADED_ASLEEP seconds with no progress in which the rank used under 1% of
+//     a core: every thread asleep, waiting for what never comes;
+//   GRADED_WALL seconds in all: a backstop that a check reaches only on a
+//     machine loaded hundreds of times over (its message gives the load).
+// ZC_TIME_SCALE multiplies all four (sanitizers, a slow machine).
+#define GRADED_STALL 15.0
+#define GRADED_CPU 120.0
+#define GRADED_ASLEEP 30.0
+#define GRADED_WALL 600.0
 
 // 1 if the list of ranks ns ("2 3 4") holds n; an empty list holds every n.
 static inline int graded_at(const char *ns, int n) {
@@ -108,7 +119,9 @@ static inline double graded_scale(void) {
     return k > 0 ? k : 1.0;
 }
 
-static inline double graded_budget(void) { return GRADED_SECS * graded_scale(); }
+// The wall-clock seconds a check may take at most (the grader's own limit
+// for a program is the sum of its checks').
+static inline double graded_budget(void) { return GRADED_WALL * graded_scale(); }
 
 // The graded checks, one line each: id|points|ranks|budget|title.
 static inline int graded_list(const Graded *g, int n) {
@@ -117,29 +130,64 @@ static inline int graded_list(const Graded *g, int n) {
     return EXIT_SUCCESS;
 }
 
+// Processor seconds this process has used, all its threads.
+static inline double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// The machine's load in words: "load average 9.1 on 2 cores".
+static inline void load_in_words(char *out, size_t len) {
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1) load = -1;
+        fclose(f);
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (load < 0) snprintf(out, len, "load average unknown, %ld cores", cores);
+    else snprintf(out, len, "load average %.1f on %ld cores", load, cores);
+}
+
 // ----------------------------------------------------------------------------
 // the watchdog: a check that stands still, or runs past its budget, is ended,
-// each rank saying where it is
+// each rank saying where it is and why
 
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     const char *id;       // the check armed, or NULL
     double start;         // now_s() when it was armed
+    double start_cpu;     // cpu_s() then
 } watchdog = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void *watchdog_thread(void *arg) {
     (void)arg;
-    double stall = GRADED_STALL * graded_scale(), budget = graded_budget(), moved = 0;
+    double k = graded_scale(), moved = 0, moved_cpu = 0;
     unsigned long seen = 0;
     const char *id = NULL;
     pthread_mutex_lock(&watchdog.lock);
     for (;;) {
         while (!watchdog.id) pthread_cond_wait(&watchdog.cv, &watchdog.lock);
-        double now = now_s();
+        double now = now_s(), cpu = cpu_s();
         unsigned long progress = comm_progress();
-        if (watchdog.id != id || progress != seen) id = watchdog.id, seen = progress, moved = now;
-        if (now - moved < stall && now - watchdog.start < budget) {
+        if (watchdog.id != id || progress != seen)
+            id = watchdog.id, seen = progress, moved = now, moved_cpu = cpu;
+        double still = now - moved, still_cpu = cpu - moved_cpu, used = cpu - watchdog.start_cpu;
+        char why[200] = "", load[64];
+        if (still_cpu >= GRADED_STALL * k)
+            snprintf(why, sizeof why, "no progress in %.0f s of processor time", still_cpu);
+        else if (used >= GRADED_CPU * k)
+            snprintf(why, sizeof why, "past its %.0f s of processor time, still going", GRADED_CPU * k);
+        else if (still >= GRADED_ASLEEP * k && still_cpu < 0.01 * still)
+            snprintf(why, sizeof why, "asleep %.0f s with no progress", still);
+        else if (now - watchdog.start >= GRADED_WALL * k) {
+            load_in_words(load, sizeof load);
+            snprintf(why, sizeof why, "past %.0f s of wall-clock time with %.1f s of processor time used, the machine "
+                     "too busy (%s; ZC_TIME_SCALE=4 gives four times as long)", now - watchdog.start, used, load);
+        }
+        if (!why[0]) {
             struct timespec ts;  // look again in a second
             clock_gettime(CLOCK_MONOTONIC, &ts);
             ts.tv_sec += 1;
@@ -150,10 +198,7 @@ static void *watchdog_thread(void *arg) {
         // looks: each says where it is, then the run ends.
         char state[320];
         comm_describe(state, sizeof state);
-        if (now - moved >= stall)
-            fprintf(stderr, "watchdog: rank %d: %s: no progress in %.0f s: %s\n", rt.rank, watchdog.id, stall, state);
-        else
-            fprintf(stderr, "watchdog: rank %d: %s: past its %.0f s: %s\n", rt.rank, watchdog.id, budget, state);
+        fprintf(stderr, "watchdog: rank %d: %s: %s: %s\n", rt.rank, watchdog.id, why, state);
         fflush(stderr);
         sleep(2);
         _exit(124);
@@ -175,6 +220,7 @@ static inline void watchdog_arm(const char *id) {
     pthread_mutex_lock(&watchdog.lock);
     watchdog.id = id;
     watchdog.start = now_s();
+    watchdog.start_cpu = cpu_s();
     pthread_cond_signal(&watchdog.cv);
     pthread_mutex_unlock(&watchdog.lock);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../common/clock.h"
+#include "../common/comm_ring.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
 #include "comm_bytes.h"
@@ -468,9 +469,58 @@ static void check_ring_bytes(const char *what, size_t n, uint64_t sent, uint64_t
                what, n, rt.world, rt.rank, (unsigned long long)sent, (unsigned long long)want, how);
 }
 
+// The all-reduce's two halves, each called alone on the world from this thread
+// (the comm thread idle, strict about every message's length), so that a
+// failure names the half at fault. After ring_reduce_scatter_inplace (lc1.2)
+// this rank's chunk holds the sum over ranks:
+static void check_reduce_scatter_half(size_t n) {
+    Group w = p2p_world();
+    float *x = inputs(n);
+    size_t first = chunk_first(&w, n, rt.rank), len = chunk_len(&w, n, rt.rank), bad = len;
+    comm_barrier();
+    p2p_begin("ring_reduce_scatter_inplace (lc1.2)", 1);
+    ring_reduce_scatter_inplace(&w, (char *)x, n, DT_F32, OP_SUM);
+    p2p_begin(NULL, 0);
+    for (size_t i = 0; i < len && bad == len; i++)
+        if (x[first + i] != (float)sum_over_ranks(first + i)) bad = i;
+    size_t at = first + (bad < len ? bad : 0);
+    ck_all_msg(bad == len, "ring_reduce_scatter_inplace (lc1.2, the all-reduce's first half) of %zu floats at N=%d: "
+               "rank %d's own chunk %d (elements %zu to %zu) holds %g at element %zu, the sum over ranks is %g%s", n,
+               rt.world, rt.rank, rt.rank, first, first + len - 1, bad < len ? x[at] : 0.0f, at,
+               bad < len ? sum_over_ranks(at) : 0, bad < len && x[at] == input(rt.rank, at) ?
+               ": its own value, nothing was added there" : "");
+    mem_free(x);
+}
+
+// ... and after ring_all_gather_inplace (lc1.3) from this rank's chunk alone
+// complete (chunks that differ in length by one), every chunk is complete everywhere.
+static void check_all_gather_half(size_t n, const char *after) {
+    Group w = p2p_world();
+    float *x = mem_alloc(MEM_COMM_BUFFERS, (n + 1) * sizeof(float));
+    size_t first = chunk_first(&w, n, rt.rank), len = chunk_len(&w, n, rt.rank), bad = n;
+    for (size_t i = 0; i < n; i++) x[i] = i >= first && i < first + len ? (float)sum_over_ranks(i) : -99.0f;
+    comm_barrier();
+    p2p_begin("ring_all_gather_inplace (lc1.3)", 1);
+    ring_all_gather_inplace(&w, (char *)x, n, DT_F32);
+    p2p_begin(NULL, 0);
+    for (size_t i = 0; i < n && bad == n; i++)
+        if (x[i] != (float)sum_over_ranks(i)) bad = i;
+    int from = 0;
+    while (bad < n && chunk_first(&w, n, from + 1) <= bad) from++;
+    ck_all_msg(bad == n, "ring_all_gather_inplace (lc1.3%s) of %zu floats at N=%d in chunks of %zu or %zu, each rank's "
+               "own chunk complete: rank %d holds %g at element %zu (chunk %d), which is %g%s", after, n, rt.world,
+               n / (size_t)rt.world, (n + (size_t)rt.world - 1) / (size_t)rt.world, rt.rank, bad < n ? x[bad] : 0.0f,
+               bad, from, bad < n ? sum_over_ranks(bad) : 0, bad < n && x[bad] == -99.0f ?
+               ": nothing arrived there" : "");
+    mem_free(x);
+}
+
 START_TEST(test_ring_all_reduce) {
     for (size_t c = 0; c < NCOUNTS; c++) {
         size_t n = counts[c];
+        check_reduce_scatter_half(n);
+        check_all_gather_half(n, ", the all-reduce's second half; the first is right, so look at lc1.3: lc1.3a grades "
+                              "it alone");
         float *x = inputs(n);
         uint64_t sent;
         ON_RING(comm_all_reduce(x, n, DT_F32, OP_SUM), &sent);
@@ -488,6 +538,7 @@ START_TEST(test_ring_all_reduce) {
 END_TEST
 
 START_TEST(test_ring_all_gather) {
+    for (size_t c = 0; c < NCOUNTS; c++) check_all_gather_half(counts[c], "");
     for (size_t c = 0; c < NCOUNTS; c++) {
         size_t per = counts[c], n = per * rt.world;
         float *mine = inputs(per), *all = mem_alloc(MEM_COMM_BUFFERS, n * sizeof(float));

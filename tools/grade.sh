@@ -81,7 +81,14 @@ why_it_ended() {  # log rc secs id program
   if grep -q '^watchdog: rank ' "$log"; then
     printf 'timed out, %s: ' "$(sed -n 's/^watchdog: rank [0-9]*: [^:]*: \([^:]*\): .*$/\1/p' "$log" | head -n 1)"
     sed -n 's/^watchdog: rank \([0-9]*\): [^:]*: [^:]*: \(.*\)$/\1|\2/p' "$log" | sort -t'|' -k1,1n | awk -F'|' '
-      { if (count[$2]++) ranks[$2] = ranks[$2] ", " $1; else { order[n++] = $2; ranks[$2] = $1 } }
+      # The message each rank is in, if any: who it sends to and receives from.
+      function peer(d, verb,   w) {
+        if (!match(d, verb == "to" ? "sending [0-9]+ B to rank [0-9]+" : "receiving [0-9]+ B from rank [0-9]+")) return ""
+        split(substr(d, RSTART, RLENGTH), w, " ")
+        return w[6]
+      }
+      { if (count[$2]++) ranks[$2] = ranks[$2] ", " $1; else { order[n++] = $2; ranks[$2] = $1 }
+        rank[nr++] = $1; to[$1] = peer($2, "to"); from[$1] = peer($2, "from") }
       END {
         for (i = 0; i < n; i++) {
           d = order[i]
@@ -90,7 +97,22 @@ why_it_ended() {  # log rc secs id program
             printf "%sranks %s %s", (i ? "; " : ""), ranks[order[i]], d
           } else printf "%srank %s %s", (i ? "; " : ""), ranks[order[i]], d
         }
-        print ""
+        # Messages that cannot meet: a receive whose sender sends elsewhere, or
+        # sends that nobody receives.
+        senders = receivers = 0
+        for (i = 0; i < nr; i++) { senders += to[rank[i]] != ""; receivers += from[rank[i]] != "" }
+        why = ""
+        if (senders == nr && receivers == 0)
+          why = "Every rank is sending and none receiving: blocking sends before the receives deadlock once a message " \
+                "is too big for MPI to buffer; send and receive at once (send_recv)"
+        for (i = 0; i < nr && why == ""; i++) {
+          r = rank[i]; f = from[r]
+          if (f == "" || to[f] == r) continue
+          why = "Rank " r " waits for a message from rank " f ", which " \
+                (to[f] != "" ? "sends to rank " to[f] : from[f] != "" ? "waits to receive from rank " from[f] : \
+                 "sends nothing") ": the two disagree on who is whose neighbour"
+        }
+        print (why == "" ? "" : ". " why)
       }'
     return
   fi
@@ -98,7 +120,8 @@ why_it_ended() {  # log rc secs id program
   if [ -n "$line" ]; then echo "it stopped: $line"; return; fi
   line=$(grep -m 1 -E '^launch: rank [0-9]+ ' "$log" | sed 's/^launch: //')
   if [ -n "$line" ]; then echo "it crashed: $line"
-  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "no answer in $secs s, and no rank said why"
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "no answer in $secs s, and no rank said why (load average $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores)"
   elif [ "$rc" -eq 0 ]; then
     echo "the program exited (status 0) in the middle of this check: an exit() in your code, or a return from main?"
   else echo "the program ended (status $rc) in the middle of this check and no rank said why"; fi
