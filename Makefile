@@ -14,7 +14,7 @@
 #   make diff A=lc1 B=lc4   any two stages, the same way
 #   make stages     the course's stage names, in order (scripts and tools read them here)
 #   make exercise LC=K   your copies of lecture K's exercise files, stubbed, in mywork/
-#   make grade [LC=K] [CHECK=id] [N=n]   your files graded, one line per check and N
+#   make grade [LC=K] [CHECK=id] [N=n] [FORMAT=gradescope|junit RESULTS=file]   your files graded, one line per check and N
 #   make solution [LC=K] the reference graded the same way
 #   make diff-mine LC=K  your files against the reference
 #   make mine LC=K [N=n] [ARGS='...']  your build of lecture K's stage, run with its reports

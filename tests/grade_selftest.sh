@@ -11,7 +11,9 @@
 #      at N ranks instead of the lecture's usual N);
 #   4. every right solution written another way (tests/variants/*.sed: other
 #      roundings, other branches, the same behaviour) scores full marks, at
-#      each N its lecture grades (lc0: 1; others 1 to 4): no check fails right code.
+#      each N its lecture grades (lc0: 1; others 1 to 4): no check fails right code;
+#   5. FORMAT=gradescope and FORMAT=junit write files that Python's own parsers
+#      read as their formats document them, with the terminal's checks and score.
 # usage: tests/grade_selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake or variant)
 set -u
 BUILD=${1:-build}
@@ -97,5 +99,19 @@ for v in tests/variants/*.sed; do
     grep -A3 ' FAIL ' "$out" | sed 's/^/    /'
   fi
 done
+# 5. The results files for a course's tools, from a grade that loses points.
+if [ -z "${SELFTEST_ONLY:-}" ]; then
+  mine=$work/formats
+  rm -rf "$mine"
+  mkdir -p "$mine/lc2_zero1"
+  sed -f tests/mistakes/lc2-clip-local-shard.sed lc2_zero1/zero1.c >"$mine/lc2_zero1/zero1.c"
+  for format in gradescope junit; do
+    out=$work/format-$format.out
+    FORMAT=$format RESULTS=$work/results-$format MINE=$mine LC=2 N=3 BUILD=$BUILD GRADE_DIR=$work/grade \
+      tools/grade.sh >"$out" 2>&1
+    if why=$(tests/check_results.py "$format" "$work/results-$format" "$out"); then echo "$why"
+    else fail "FORMAT=$format: $why"; fi
+  done
+fi
 [ $bad -eq 0 ] && echo "grading self-test: passed"
 exit $bad

@@ -469,6 +469,44 @@ static void check_ring_bytes(const char *what, size_t n, uint64_t sent, uint64_t
                what, n, rt.world, rt.rank, (unsigned long long)sent, (unsigned long long)want, how);
 }
 
+// An all-reduce of a hand-written backend in other types and reductions than
+// fp32 sums, on whole numbers that every type holds exactly (so any order of
+// the sums gives the same bits): a type or an operation not handed on to the
+// reduction (comm_reduce_local) fails here. `layout` says where it ran.
+static void check_types_and_ops(const char *backend, const char *what, const char *layout) {
+    static const struct { DType dt; RedOp op; const char *name; } cases[] = {
+        { DT_BF16, OP_SUM, "bf16 sums" }, { DT_F64, OP_MAX, "f64 maxima" }, { DT_I32, OP_MIN, "int32 minima" } };
+    const size_t n = 7;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        DType dt = cases[c].dt;
+        size_t esz = dtype_size(dt), bad = n;
+        void *x = mem_alloc(MEM_COMM_BUFFERS, n * esz);
+        double got = 0, want = 0;
+        for (size_t i = 0; i < n; i++) {
+            double v = 2.0 * input(rt.rank, i);
+            if (dt == DT_BF16) ((uint16_t *)x)[i] = f32_to_bf16((float)v);
+            else if (dt == DT_F64) ((double *)x)[i] = v;
+            else ((int32_t *)x)[i] = (int32_t)v;
+        }
+        uint64_t sent, inter;
+        ON_BACKEND(backend, comm_all_reduce(x, n, dt, cases[c].op), &sent, &inter);
+        for (size_t i = 0; i < n && bad == n; i++) {
+            double w = 2.0 * input(0, i);
+            for (int r = 1; r < rt.world; r++) {
+                double v = 2.0 * input(r, i);
+                w = cases[c].op == OP_SUM ? w + v : cases[c].op == OP_MAX ? fmax(w, v) : fmin(w, v);
+            }
+            double g = dt == DT_BF16 ? bf16_to_f32(((uint16_t *)x)[i]) : dt == DT_F64 ? ((double *)x)[i] :
+                                                                                        ((int32_t *)x)[i];
+            if (g != w) bad = i, got = g, want = w;
+        }
+        ck_all_msg(bad == n, "%s all_reduce of %zu %s at N=%d%s: rank %d holds %g at element %zu, want %g: pass "
+                   "the type and the operation on to the reduction (comm_reduce_local(..., dt, op))", what, n,
+                   cases[c].name, rt.world, layout, rt.rank, got, bad, want);
+        mem_free(x);
+    }
+}
+
 // The all-reduce's two halves, each called alone on the world from this thread
 // (the comm thread idle, strict about every message's length), so that a
 // failure names the half at fault. After ring_reduce_scatter_inplace (lc1.2)
@@ -478,9 +516,15 @@ static void check_reduce_scatter_half(size_t n) {
     float *x = inputs(n);
     size_t first = chunk_first(&w, n, rt.rank), len = chunk_len(&w, n, rt.rank), bad = len;
     comm_barrier();
+    p2p_release();  // what the call keeps is then what it asked for
+    size_t held = mem_stats().cur[MEM_COMM_BUFFERS], most = 2 * ((n + (size_t)rt.world - 1) / (size_t)rt.world) + 1;
     p2p_begin("ring_reduce_scatter_inplace (lc1.2)", 1);
     ring_reduce_scatter_inplace(&w, (char *)x, n, DT_F32, OP_SUM);
     p2p_begin(NULL, 0);
+    size_t scratch = mem_stats().cur[MEM_COMM_BUFFERS] - held;
+    ck_all_msg(scratch <= most * sizeof(float), "ring_reduce_scatter_inplace (lc1.2) of %zu floats at N=%d: rank %d "
+               "keeps %zu bytes of scratch; the ring needs room for one chunk as it arrives (at most %zu floats "
+               "here, two chunks' worth), not the buffer", n, rt.world, rt.rank, scratch, most);
     for (size_t i = 0; i < len && bad == len; i++)
         if (x[first + i] != (float)sum_over_ranks(first + i)) bad = i;
     size_t at = first + (bad < len ? bad : 0);
@@ -534,6 +578,7 @@ START_TEST(test_ring_all_reduce) {
                          "in each of 2(N-1) steps, one chunk of about n/N elements");
         mem_free(x);
     }
+    check_types_and_ops("ring", "ring", "");
 }
 END_TEST
 
@@ -635,6 +680,7 @@ START_TEST(test_rd_all_reduce) {
                                          "lg p swaps of the whole buffer, p the largest power of two <= N");
         mem_free(x);
     }
+    check_types_and_ops("rd", "recursive-doubling", "");
 }
 END_TEST
 
@@ -664,6 +710,9 @@ START_TEST(test_hier_all_reduce) {
                        (unsigned long long)sent, (unsigned long long)want);
             mem_free(x);
         }
+        char layout[64];
+        snprintf(layout, sizeof layout, " as %d node%s of %d", M, M > 1 ? "s" : "", K);
+        check_types_and_ops("hier", "hierarchical", layout);
     }
     rt_nodes(0);
 }

@@ -18,7 +18,9 @@
 # references the stages are graded against, its objects seed the learner's
 # build), GRADE_DIR (where the learner's builds go, default BUILD/grade),
 # ZC_TIME_SCALE (multiplies every check's budget), UNTIL_FAIL=1 (stop at the
-# first check that fails: what the mutation run needs to call a mutant killed).
+# first check that fails: what the mutation run needs to call a mutant killed),
+# FORMAT (gradescope: also write Gradescope's results.json; junit: a JUnit XML
+# report, for CI) and RESULTS (where; default GRADE_DIR/results.json or .xml).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 top=$(pwd)
@@ -29,6 +31,13 @@ SOLUTION=${SOLUTION:-0}
 CHECK=${CHECK:-}
 N=${N:-}
 LC=${LC:-}
+FORMAT=${FORMAT:-}
+case $FORMAT in
+  ''|text) ;;
+  gradescope) RESULTS=${RESULTS:-$GRADE_DIR/results.json} ;;
+  junit) RESULTS=${RESULTS:-$GRADE_DIR/results.xml} ;;
+  *) echo "make grade: FORMAT=$FORMAT: one of gradescope, junit (or none: the terminal only)" >&2; exit 2 ;;
+esac
 case $GRADE_DIR in /*) ;; *) GRADE_DIR=$top/$GRADE_DIR ;; esac
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 
@@ -174,8 +183,8 @@ dots() {  # the check's line up to its result, dotted out to a column
 # ----------------------------------------------------------------------------
 # grading
 
-got=0 total=0
-rm -f "$GRADE_DIR/score"  # a run stopped midway leaves its tally
+got=0 total=0 started=$(date +%s)
+rm -f "$GRADE_DIR/report"  # a run stopped midway leaves its rows
 for k in $LC; do
   if [ "$SOLUTION" = 1 ]; then
     bin=$BUILD/test
@@ -218,36 +227,51 @@ for k in $LC; do
     IFS='|' read -r _p _id points _ns _b title <<EOF
 $(grep "^[^|]*|$id|" "$checks" | head -n 1)
 EOF
-    line=$(dots "$id $title (N=$n)")
     if [ -z "$bin" ]; then
-      echo "$line FAIL 0/$points (does not build)"
-      echo "$points 0" >>"$GRADE_DIR/score"
-      continue
+      verdict=fail secs=0 detail="your files do not build (the compiler's errors are above)"
+    else
+      v=$(grep "^$id|$n|" "$verdicts" | tail -n 1)
+      verdict=$(echo "$v" | cut -d'|' -f3) secs=$(echo "$v" | cut -d'|' -f4) msg=$(echo "$v" | cut -d'|' -f5-)
+      detail=""
+      if [ "$verdict" != ok ]; then
+        detail=${msg:-no verdict came back}
+        if [ -n "$first_fine" ] && [ "$first_fine" != "$id" ]; then
+          case $id in
+            *.0[a-z]) detail="$detail
+this follows from $first_fine failing: fix that first" ;;
+            *) case $msg in "it stopped: "* | "it crashed: "*) detail="$detail
+this may follow from $first_fine failing: fix that first" ;; esac ;;
+          esac
+        fi
+        detail="$detail
+rerun: make grade LC=$k CHECK=$id N=$n$([ "$SOLUTION" = 1 ] && echo ' SOLUTION=1')"
+      fi
     fi
-    v=$(grep "^$id|$n|" "$verdicts" | tail -n 1)
-    verdict=$(echo "$v" | cut -d'|' -f3) secs=$(echo "$v" | cut -d'|' -f4) msg=$(echo "$v" | cut -d'|' -f5-)
-    if [ "$verdict" = ok ]; then
-      echo "$line OK $points/$points (${secs}s)"
-      echo "$points $points" >>"$GRADE_DIR/score"
-      continue
+    got_here=0
+    [ "$verdict" = ok ] && got_here=$points
+    line=$(dots "$id $title (N=$n)")
+    if [ -z "$bin" ]; then echo "$line FAIL 0/$points (does not build)"
+    elif [ "$verdict" = ok ]; then echo "$line OK $points/$points (${secs}s)"
+    else
+      echo "$line FAIL 0/$points (${secs:-0}s)"
+      printf '%s\n' "$detail" | sed 's/^/    /'
     fi
-    echo "$line FAIL 0/$points (${secs:-0}s)"
-    echo "$points 0" >>"$GRADE_DIR/score"
-    echo "    ${msg:-no verdict came back}"
-    if [ -n "$first_fine" ] && [ "$first_fine" != "$id" ]; then
-      case $id in
-        *.0[a-z]) echo "    this follows from $first_fine failing: fix that first" ;;
-        *) case $msg in "it stopped: "* | "it crashed: "*) echo "    this may follow from $first_fine failing: fix that first" ;; esac ;;
-      esac
-    fi
-    echo "    rerun: make grade LC=$k CHECK=$id N=$n$([ "$SOLUTION" = 1 ] && echo ' SOLUTION=1')"
+    # A row of the report: points, got, seconds, lecture, check, N, title and
+    # the lines under it (a newline as \n, a backslash as \\): what FORMAT writes out.
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$points" "$got_here" "${secs:-0}" "$k" "$id" "$n" "$title" \
+      "$(printf '%s' "$detail" | sed 's/\\/\\\\/g' | tr '\t' ' ' | awk 'NR > 1 { printf "\\n" } { printf "%s", $0 }')" \
+      >>"$GRADE_DIR/report"
   done <"$GRADE_DIR/todo"
 done
-if [ -f "$GRADE_DIR/score" ]; then
+if [ -f "$GRADE_DIR/report" ]; then
   read -r total got <<EOF
-$(awk '{ t += $1; g += $2 } END { print t, g }' "$GRADE_DIR/score")
+$(awk -F'\t' '{ t += $1; g += $2 } END { print t, g }' "$GRADE_DIR/report")
 EOF
-  rm -f "$GRADE_DIR/score"
+  case $FORMAT in
+    gradescope|junit)
+      awk -F'\t' -v format="$FORMAT" -v seconds="$(($(date +%s) - started))" -f tools/grade_results.awk \
+        "$GRADE_DIR/report" >"$RESULTS.tmp" && mv "$RESULTS.tmp" "$RESULTS" && echo "$FORMAT results: $RESULTS" ;;
+  esac
 fi
 echo "Score: $got/$total"
 [ "$total" -gt 0 ] && [ "$got" -eq "$total" ]

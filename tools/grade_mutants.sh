@@ -241,8 +241,10 @@ for k in $lectures; do
 $(grep "^$id|" "$w/order")
 EOF
     orig=$(sed -n "${line}p" "$f") mut=$(sed -n "${line}p" "$path")
-    # A line inserted (a statement before this one): both lines, as they now read.
-    [ "$(wc -l <"$path")" -gt "$(wc -l <"$f")" ] && mut="$mut $orig"
+    # A line inserted (a statement before this one): both lines, as they now
+    # read, and the line before, which tells one closing brace from another.
+    [ "$(wc -l <"$path")" -gt "$(wc -l <"$f")" ] &&
+      mut="$mut $orig (after: $(norm "$(sed -n "$((line - 1))p" "$f")"))"
     check="" n="" msg=""
     case $class in
       stillborn) verdict=stillborn ;;
