@@ -74,6 +74,10 @@ run 240 "hostile input and faults" tests/test_faults.sh "$BUILD"
 run 420 "hostile input, round 3" tests/test_hostile.sh "$BUILD"
 run 400 "training checkpoints" tests/test_checkpoint.sh "$BUILD"
 [ "${SANITIZE:-0}" = 1 ] || run 900 "grading (skeleton, reference, known mistakes)" tests/grade_selftest.sh "$BUILD"
+# Ten mutants of each lecture's exercise regions, drawn anew each run (the seed
+# is printed: SEED=s repeats a draw), graded as a learner's files: a survivor
+# not argued equivalent is a check that no longer catches what it should.
+[ "${SANITIZE:-0}" = 1 ] || run 900 "the grader's mutants (a sample)" env BUILD="$BUILD" SAMPLE=10 tools/grade_mutants.sh
 run 900 "stages on the GPU" tests/test_gpu.sh "$BUILD"
 
 echo

@@ -728,11 +728,11 @@ END_TEST
 
 static int checks(Graded *g) {
     int n = 0;
-    g[n++] = (Graded){ "lc1.2a", 10, "2 3 4 5 6 7 8", "ring all_reduce: sums of uneven chunks, the bytes exact", test_ring_all_reduce };
-    g[n++] = (Graded){ "lc1.3a", 10, "2 3 4 5 6 7 8", "ring all_gather: every slice everywhere, the bytes exact", test_ring_all_gather };
-    g[n++] = (Graded){ "lc1.4a", 10, "2 3 4 5 6 7 8", "ring reduce_scatter: each rank its slice's sum, fp32 and bf16", test_ring_reduce_scatter };
-    g[n++] = (Graded){ "lc1.6a", 10, "2 3 4 5 6 7 8", "recursive doubling all_reduce: any N, the bytes exact", test_rd_all_reduce };
-    g[n++] = (Graded){ "lc1.7a", 10, "2 3 4 5 6 7 8", "hierarchical all_reduce: every node layout, bytes across nodes exact", test_hier_all_reduce };
+    g[n++] = (Graded){ "lc1.2a", 10, "1 2 3 4 5 6 7 8", "ring all_reduce: sums of uneven chunks, the bytes exact", test_ring_all_reduce };
+    g[n++] = (Graded){ "lc1.3a", 10, "1 2 3 4 5 6 7 8", "ring all_gather: every slice everywhere, the bytes exact", test_ring_all_gather };
+    g[n++] = (Graded){ "lc1.4a", 10, "1 2 3 4 5 6 7 8", "ring reduce_scatter: each rank its slice's sum, fp32 and bf16", test_ring_reduce_scatter };
+    g[n++] = (Graded){ "lc1.6a", 10, "1 2 3 4 5 6 7 8", "recursive doubling all_reduce: any N, the bytes exact", test_rd_all_reduce };
+    g[n++] = (Graded){ "lc1.7a", 10, "1 2 3 4 5 6 7 8", "hierarchical all_reduce: every node layout, bytes across nodes exact", test_hier_all_reduce };
     g[n++] = (Graded){ "all-reduce", 0, "", "all-reduce", test_all_reduce };
     g[n++] = (Graded){ "reduce-scatter", 0, "", "reduce-scatter", test_reduce_scatter };
     g[n++] = (Graded){ "all-gather", 0, "", "all-gather", test_all_gather };

@@ -17,9 +17,11 @@
 #   killed      some check fails
 #   equivalent  no check fails, and tests/equivalent_mutants says why none could
 #   survived    no check fails, and nothing says why: the grader has a hole
-# A mutant killed only by a time-out is graded again alone afterwards, with
-# nothing else running, so that no mutant counts as killed because the machine
-# was busy.
+# The checks' budgets are processor time, which grading several mutants at
+# once does not stretch; a mutant stopped by a wall-clock limit (the
+# watchdog's backstop, or the grader's own) is graded again afterwards, alone
+# and with four times the time, so that none counts as killed because the
+# machine was busy.
 #
 # usage: tools/grade_mutants.sh [K...]   (default: LC, else every lecture)
 #   BUILD      the reference build (default build)
@@ -82,7 +84,8 @@ code_of() {
 }
 
 # Grades the mutant files listed in $1 (id|file|path), in slot $2, appending
-# id|verdict|check|n|message rows to $1.out. verdict: killed, survived, stillborn.
+# id|verdict|check|n|message rows to $1.out. verdict: killed, survived,
+# stillborn, or error (the grade ended without a verdict: the run is void).
 grade_list() {
   list=$1 slot=$2 k=$3 scale=${4:-1}
   mine=$slot/mine
@@ -102,8 +105,8 @@ grade_list() {
       v=$(grep -m 1 '^[^|]*|[^|]*|fail|' "$slot/grade/verdicts" 2>/dev/null)
       if [ -n "$v" ]; then
         echo "$id|killed|$(echo "$v" | cut -d'|' -f1)|$(echo "$v" | cut -d'|' -f2)|$(echo "$v" | cut -d'|' -f5- | tr '|' '/')"
-      else
-        echo "$id|killed|||the grade itself ended with status $rc: $(tail -n 1 "$slot/out" | tr '|' '/')"
+      else  # not a verdict: the grading itself went wrong, which counts for nothing
+        echo "$id|error|||the grade ended with status $rc and no check's verdict: $(tail -n 1 "$slot/out" | tr '|' '/')"
       fi
     fi
   done <"$list" >>"$list.out"
@@ -221,13 +224,14 @@ for k in $lectures; do
   done >"$w/tograde"
   grade_parallel "$w/tograde" "$k"
 
-  # 4. Killed only by a time-out, while other grades ran: graded again alone,
-  #    with ten times the time. Killed only if it fails again.
-  grep -E '\|killed\|[^|]*\|[^|]*\|(timed out|no answer in)' "$w/tograde.out" | cut -d'|' -f1 >"$w/timeouts"
+  # 4. Stopped by a wall-clock limit while other grades ran: graded again
+  #    alone, with four times the time. Killed only if it fails again.
+  grep -E '\|killed\|[^|]*\|[^|]*\|(timed out, past [0-9]+ s of wall-clock|no answer in)' "$w/tograde.out" |
+    cut -d'|' -f1 >"$w/timeouts"
   if [ -s "$w/timeouts" ]; then
     awk -F'|' 'NR == FNR { again[$1] = 1; next } again[$1]' "$w/timeouts" "$w/tograde" >"$w/regrade"
     : >"$w/regrade.out"
-    grade_list "$w/regrade" "$work/slot0" "$k" 10
+    grade_list "$w/regrade" "$work/slot0" "$k" 4
     awk -F'|' 'NR == FNR { again[$1] = 1; next } !again[$1]' "$w/timeouts" "$w/tograde.out" >"$w/kept"
     cat "$w/regrade.out" >>"$w/kept"
     mv "$w/kept" "$w/tograde.out"
@@ -266,13 +270,18 @@ EOF
 
   count() { awk -F'|' -v v="$1" '$2 == v { c++ } END { print c + 0 }' "$w/mutants"; }
   tried=$(wc -l <"$w/mutants") stillborn=$(count stillborn) same=$(count same-code)
-  killed=$(count killed) equivalent=$(count equivalent) survived=$(count survived)
+  killed=$(count killed) equivalent=$(count equivalent) survived=$(count survived) errors=$(count error)
   distinct=$(wc -l <"$w/tograde")
   row=$(printf 'lc%-7s %7s %9s %9s %6s %6s %10s %8s' "$k" "$tried" "$stillborn" "$same" "$distinct" "$killed" \
         "$equivalent" "$survived")
   echo "$row"
   table="$table$row
 "
+  if [ "$errors" -gt 0 ]; then
+    status=1
+    echo "  $errors mutant(s) of lecture $k could not be graded (the grade gave no verdict); the first:"
+    awk -F'|' '$2 == "error" { printf "    %s: %s ==> %s: %s\n", $3, $7, $8, $9; exit }' "$w/mutants"
+  fi
   if [ "$survived" -gt 0 ]; then
     status=1
     echo "  survivors of lecture $k (no check fails; add a check, or argue the equivalence in tests/equivalent_mutants):"
