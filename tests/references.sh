@@ -10,6 +10,11 @@ set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 ref=$BUILD/test/ref
+mkdir -p "$ref"
+# One at a time: two grades started together (make test beside make grade, the
+# mutation run's slots) wait for the one that makes the references.
+exec 9>"$ref/.lock"
+flock 9 || { echo "cannot lock $ref/.lock" >&2; exit 1; }
 if [ ! -s "$ref/plain.loss" ] || [ "$BUILD/bin/lc0_adam" -nt "$ref/plain.loss" ]; then
   echo "making the lc0 references ($ref)"
   tests/refs.sh "$BUILD" >/dev/null || { echo "the lc0 references failed to train (tests/refs.sh $BUILD)" >&2; exit 1; }

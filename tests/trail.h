@@ -53,7 +53,7 @@
 typedef struct {
     FILE *f, *w;                      // this rank's file; the whole kinds' file (rank 0's, when recording)
     int record;                       // 1: writing the reference's; 0: comparing with it
-    char path[700], whole[700];
+    char path[1024], whole[1024];
     size_t numel[STATE_MAX_KINDS];    // elements this rank holds of each kind
     void *ref[STATE_MAX_KINDS];       // the reference's, this step
     double value[STATE_MAX_VALUES];   // the reference's scalars after this step, and the step before
@@ -102,6 +102,16 @@ static inline size_t trail_kind_numel(const TrainState *s, const StateKind *k) {
     return n;
 }
 
+// The folder of the trails: ZC_TRAILS (where tests/trails.sh records a new
+// set before it takes the place of the old), else ZC_REF/trails.
+static inline const char *trail_dir(void) {
+    static char dir[600];
+    const char *d = getenv("ZC_TRAILS");
+    if (d && *d) return d;
+    snprintf(dir, sizeof dir, "%s/trails", ref_dir());
+    return dir;
+}
+
 // The file of run `key` for this rank: the key's characters kept where a file
 // name can hold them.
 static inline void trail_path(Trail *tr, const char *key) {
@@ -110,8 +120,8 @@ static inline void trail_path(Trail *tr, const char *key) {
     for (const char *c = key; *c && j + 1 < sizeof name; c++)
         name[j++] = (isalnum((unsigned char)*c) || *c == '.' || *c == '-') ? *c : '_';
     name[j] = '\0';
-    snprintf(tr->path, sizeof tr->path, "%s/trails/%s/%s-N%d-r%d", ref_dir(), STAGE, name, rt.world, rt.rank);
-    snprintf(tr->whole, sizeof tr->whole, "%s/trails/%s/%s-N%d-whole", ref_dir(), STAGE, name, rt.world);
+    snprintf(tr->path, sizeof tr->path, "%.600s/%.40s/%.200s-N%d-r%d", trail_dir(), STAGE, name, rt.world, rt.rank);
+    snprintf(tr->whole, sizeof tr->whole, "%.600s/%.40s/%.200s-N%d-whole", trail_dir(), STAGE, name, rt.world);
 }
 
 // The file a kind's values go to or come from; NULL for a whole kind on a rank
@@ -149,9 +159,9 @@ static inline void trail_open(Trail *tr, void *trainer, const char *key) {
     char header[600], theirs[600];
     trail_header(&s, tr, header, sizeof header);
     if (tr->record) {
-        char dir[700];
+        char dir[1024];
         snprintf(dir, sizeof dir, "%s", tr->path);
-        for (char *c = dir + strlen(ref_dir()) + 1; (c = strchr(c, '/')); *c++ = '/') {
+        for (char *c = dir + strlen(trail_dir()) + 1; (c = strchr(c, '/')); *c++ = '/') {
             *c = '\0';
             if (mkdir(dir, 0777) != 0 && errno != EEXIST) fatal("trail: cannot make %s: %s", dir, strerror(errno));
         }
