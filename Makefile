@@ -24,8 +24,6 @@
 #   V=1             show every compiler command in full
 
 BUILD   ?= build
-RANKS   ?= 4
-DEVICE  ?= cpu
 CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
@@ -44,6 +42,18 @@ VEC     ?= -ftree-vectorize -fno-math-errno
 CFLAGS  += -std=c11 $(OPT) $(VEC) -g -Wall -Wextra -Werror=implicit-function-declaration -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
+
+# The variables a learner or a course's CI gives (LC, N, CHECK, MINE, ARGS,
+# FORMAT, RESULTS, RANKS, DEVICE, A, B, ...) are data: no recipe pastes them
+# into a shell line; the scripts read them from the environment (make puts a
+# command line's variables there). BUILD names folders in every rule, so it is
+# refused unless plain.
+ifneq ($(findstring ',$(BUILD)),)
+$(error BUILD: a folder name of letters, digits and . _ / + - only)
+endif
+ifneq ($(shell printf '%s' '$(BUILD)' | tr -d 'A-Za-z0-9._/+-'),)
+$(error BUILD=$(BUILD): a folder name of letters, digits and . _ / + - only)
+endif
 
 # common/, floor by floor from the ground (README, "Layout"): a module calls
 # only modules listed before it (tests/test_layers.sh checks the objects).
@@ -181,7 +191,7 @@ $(BUILD)/test/%: tests/%.c $(wildcard tests/*.h) $(wildcard tools/*.c) $(BUILD)/
 
 run: deps
 	@$(MAKE) --no-print-directory build
-	@tools/run_course.sh $(BUILD) $(RANKS) $(DEVICE)
+	@tools/run_course.sh $(BUILD) "$${RANKS:-4}" "$${DEVICE:-cpu}"
 
 test: deps
 	@$(MAKE) --no-print-directory build
@@ -194,11 +204,12 @@ sanitize: deps
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 	@SANITIZE=1 tests/run.sh build/san
 
-# The collectives' bandwidth, nccl-tests style, for every backend at 2 and 4 ranks.
-BENCH_ARGS ?= -b 4K -e 16M -f 4 -w 3 -n 10
+# The collectives' bandwidth, nccl-tests style, for every backend at 2 and 4
+# ranks (BENCH_ARGS: bench_comm's options).
 bench-comm: deps
 	@$(MAKE) --no-print-directory build
-	@for n in 2 4; do tools/launch $$n $(BUILD)/bin/bench_comm $(BENCH_ARGS) || exit 1; done
+	@set -f; for n in 2 4; do \
+	  tools/launch $$n $(BUILD)/bin/bench_comm $${BENCH_ARGS:--b 4K -e 16M -f 4 -w 3 -n 10} || exit 1; done
 
 # Lecture 1's figures: the cost model fitted here, every algorithm against
 # Open MPI at N = 2, 3, 4, 8 with auto's choices, and the slow link between
@@ -210,27 +221,28 @@ bench-collectives: deps
 # What a checkpoint of about 1 GB costs: lc0's model of 240M parameters saved
 # once (its params, m and v: 916 MiB), the time per save as the stage reports
 # it, then the checksum alone in memory and with the file read back.
-CKPT_MODEL ?= --hidden 2048 --layers 20 --batch 12 --steps 1 --sample 0 --log-every 0
 bench-checkpoint: deps
 	@$(MAKE) --no-print-directory build
-	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
-	  $(BUILD)/bin/lc0_adam $(CKPT_MODEL) --save-dir $$d | grep -E '^checkpoints' && \
+	@set -f; d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	  $(BUILD)/bin/lc0_adam $${CKPT_MODEL:---hidden 2048 --layers 20 --batch 12 --steps 1 --sample 0 --log-every 0} \
+	    --save-dir $$d | grep -E '^checkpoints' && \
 	  $(BUILD)/bin/bench_checksum $$d/step-*/rank-00000.safetensors
 
 # The GPU figures of BENCHMARKS.md (needs a GPU): the fused Adam kernel's
 # bandwidth against a device-to-device copy on 64M parameters, then lc0 and lc5
 # (bf16, and fp32 for the speedup) on a model that keeps the GPU busy.
-GPU_MODEL ?= --hidden 4096 --layers 8 --batch 4096 --steps 30 --log-every 10 --sample 0
+GPU_MODEL_DEFAULT = --hidden 4096 --layers 8 --batch 4096 --steps 30 --log-every 10 --sample 0
 bench-gpu: deps
 	@$(MAKE) --no-print-directory build
 	@$(BUILD)/bin/bench_adam -d cuda -p 67108864 -n 50
-	@for run in "lc0_adam" "lc5_mixed_precision --dtype bf16 --comm nccl" "lc5_mixed_precision --dtype fp32 --comm nccl" \
+	@set -f; model=$${GPU_MODEL:-$(GPU_MODEL_DEFAULT)}; \
+	for run in "lc0_adam" "lc5_mixed_precision --dtype bf16 --comm nccl" "lc5_mixed_precision --dtype fp32 --comm nccl" \
 	    "lc5_mixed_precision --dtype bf16 --comm mpi"; do \
-	  echo "== $$run --device cuda $(GPU_MODEL)"; \
-	  $(BUILD)/bin/$$run --device cuda $(GPU_MODEL) | grep -E '^step|^summary' || exit 1; done
+	  echo "== $$run --device cuda $$model"; \
+	  $(BUILD)/bin/$$run --device cuda $$model | grep -E '^step|^summary' || exit 1; done
 	@echo "== lc5_mixed_precision --dtype bf16 --comm nccl, the pool handing memory back at every sync (ZC_POOL_RELEASE=1)"
-	@ZC_POOL_RELEASE=1 $(BUILD)/bin/lc5_mixed_precision --dtype bf16 --comm nccl --device cuda $(GPU_MODEL) | \
-	  grep -E '^step|^summary' || exit 1
+	@set -f; ZC_POOL_RELEASE=1 $(BUILD)/bin/lc5_mixed_precision --dtype bf16 --comm nccl --device cuda \
+	  $${GPU_MODEL:-$(GPU_MODEL_DEFAULT)} | grep -E '^step|^summary' || exit 1
 
 # The course side by side from the logs of make run: a table, and plots in build/plots.
 compare: deps
@@ -261,12 +273,8 @@ $(foreach p,$(STAGE_PAIRS),$(eval $(call diff_rule,$(word 1,$(subst :, ,$(p))),$
 
 # make diff A=lcI B=lcJ: any two stages, the same way (lcI may be the stage's
 # full name too).
-stage_file = $(firstword $(foreach s,$(STAGES),$(if $(filter $(1) $(1)_%,$(firstword $(subst /, ,$(s)))),$(s))))
 diff:
-	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make diff A=lc1 B=lc4 (stages: $(STAGE_NAMES))" >&2; exit 2; }
-	@[ -n "$(call stage_file,$(A))" ] || { echo "make diff: no stage '$(A)' (stages: $(STAGE_NAMES))" >&2; exit 2; }
-	@[ -n "$(call stage_file,$(B))" ] || { echo "make diff: no stage '$(B)' (stages: $(STAGE_NAMES))" >&2; exit 2; }
-	@tools/lecture_diff.sh $(call stage_file,$(A)).c $(call stage_file,$(B)).c
+	@tools/lecture_diff.sh --stages "$(STAGES)"
 
 stages:
 	@echo $(STAGE_NAMES)
@@ -274,26 +282,26 @@ stages:
 # ----------------------------------------------------------------------------
 # exercises: the learner's copies live in MINE (git-ignored)
 
-MINE ?= mywork
-GRADE_ENV = LC="$(LC)" CHECK="$(CHECK)" N="$(N)" MINE="$(MINE)" BUILD="$(BUILD)"
+# The scripts read LC, N, CHECK, MINE (default mywork), ARGS, FORMAT and
+# RESULTS from the environment.
 
 exercise:
-	@tools/exercise.sh "$(LC)" "$(MINE)"
+	@tools/exercise.sh
 
 grade: deps
 	@$(MAKE) --no-print-directory build
-	@$(GRADE_ENV) SOLUTION="$(SOLUTION)" tools/grade.sh
+	@BUILD=$(BUILD) tools/grade.sh
 
 solution: deps
 	@$(MAKE) --no-print-directory build
-	@$(GRADE_ENV) SOLUTION=1 tools/grade.sh
+	@BUILD=$(BUILD) SOLUTION=1 tools/grade.sh
 
 diff-mine:
-	@tools/diff_mine.sh "$(LC)" "$(MINE)"
+	@tools/diff_mine.sh
 
 mine: deps
 	@$(MAKE) --no-print-directory build
-	@LC="$(LC)" N="$(N)" ARGS="$(ARGS)" MINE="$(MINE)" BUILD="$(BUILD)" tools/mine.sh
+	@BUILD=$(BUILD) tools/mine.sh
 
 # The grader graded: the skeleton scores 0, the reference full marks, each
 # known mistake (tests/mistakes) loses its check (also part of make test).

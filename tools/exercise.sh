@@ -3,11 +3,11 @@
 # MINE (default mywork/, which git ignores), at the same relative paths, with
 # the lecture's exercise regions replaced by stubs (tools/exercise.awk). A file
 # that is already there is never overwritten.
-# usage: tools/exercise.sh K [MINE]
+# usage: tools/exercise.sh [K [MINE]]      (else LC and MINE from the environment)
 set -eu
 cd "$(dirname "$0")/.."
-K=${1:-}
-MINE=${2:-mywork}
+K=${1:-${LC:-}}
+MINE=${2:-${MINE:-mywork}}
 case $K in
   [0-9]) ;;
   *) echo "make exercise: give the lecture, e.g. make exercise LC=2 (LC is one of: $(tools/lectures.sh))" >&2; exit 2 ;;

@@ -22,6 +22,7 @@
 # FORMAT (gradescope: also write Gradescope's results.json; junit: a JUnit XML
 # report, for CI) and RESULTS (where; default GRADE_DIR/results.json or .xml).
 set -u
+set -f  # the settings are data: no word of them is ever a file pattern
 cd "$(dirname "$0")/.." || exit 2
 top=$(pwd)
 MINE=${MINE:-mywork}
@@ -40,6 +41,20 @@ case $FORMAT in
 esac
 case $GRADE_DIR in /*) ;; *) GRADE_DIR=$top/$GRADE_DIR ;; esac
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
+# The folders the learner's build goes to are handed to make: plain names only.
+for v in "GRADE_DIR=$GRADE_DIR" "BUILD=$BUILD"; do
+  case ${v#*=} in *[!A-Za-z0-9._/+-]*)
+    echo "make grade: ${v%%=*}=${v#*=}: a folder name of letters, digits and . _ / + - only" >&2; exit 2 ;;
+  esac
+done
+for n in $N; do
+  case $n in ''|*[!0-9]*|0) echo "make grade: N=$N: numbers of ranks, e.g. N=3 or N=\"2 3\"" >&2; exit 2 ;; esac
+  [ ${#n} -le 4 ] || { echo "make grade: N=$n: no check runs at so many ranks" >&2; exit 2; }
+done
+if [ "$SOLUTION" != 1 ] && [ ! -d "$MINE" ]; then
+  echo "make grade: MINE=$MINE: no such folder (make exercise LC=K makes your files under it)" >&2
+  exit 2
+fi
 
 all=$(tools/lectures.sh)
 if [ -z "$LC" ]; then
@@ -58,15 +73,15 @@ if [ -z "$LC" ]; then
 fi
 for k in $LC; do
   case " $all " in *" $k "*) ;; *) echo "make grade: LC=$k: no such lecture (one of: $all)" >&2; exit 2 ;; esac
+  [ "$SOLUTION" = 1 ] && continue
+  started=""
+  for f in $(tools/lectures.sh files "$k"); do [ -e "$MINE/$f" ] && started=1; done
+  if [ -z "$started" ]; then  # never the reference graded as yours
+    echo "make grade: nothing of lecture $k under $MINE/ (make exercise LC=$k makes it; make solution LC=$k grades" \
+         "the reference)" >&2
+    exit 2
+  fi
 done
-
-# The references the stages are graded against, from the tree's lc0, and the
-# trails of the tree's own stages (their whole state after every step), which
-# the learner's runs are held to. The test programs run in grading mode
-# themselves (strict collectives, poisoned frees).
-export ZC_REF="$BUILD/test/ref" CK_FORK=no
-tests/references.sh "$BUILD" || { echo "make grade: no references to grade against" >&2; exit 1; }
-export ZC_TRAIL=compare
 
 # Every graded check, from the test programs that hold them (--list):
 # program|id|points|ranks|budget|title. Lecture K's checks are named lcK.*.
@@ -77,6 +92,30 @@ for p in test_lc0 test_lc1 test_lc2 test_lc3 test_lc4 test_lc5 test_comm; do
   "$BUILD/test/$p" --list </dev/null | sed "s/^/$p|/"
 done >"$checks"
 : >"$verdicts"
+# CHECK and N name checks that exist, at numbers of ranks they run at.
+graded=$(for k in $LC; do grep "^[^|]*|lc$k\." "$checks"; done)
+if [ -n "$CHECK" ] && ! printf '%s\n' "$graded" | cut -d'|' -f2 | grep -qxF -- "$CHECK"; then
+  echo "make grade: CHECK=$CHECK: no such check in lecture $(echo $LC) (its checks: $(printf '%s\n' "$graded" |
+       cut -d'|' -f2 | tr '\n' ' ' | sed 's/ $//'))" >&2
+  exit 2
+fi
+runs_at=$(printf '%s\n' "$graded" | awk -F'|' -v c="$CHECK" 'c == "" || $2 == c { print $4 }' | tr ' ' '\n' | sort -un |
+          tr '\n' ' ' | sed 's/ $//')
+for n in $N; do
+  case " $runs_at " in *" $n "*) ;; *)
+    echo "make grade: N=$n: no check of $([ -n "$CHECK" ] && echo "$CHECK" || echo "lecture $(echo $LC)") runs at $n" \
+         "ranks (they run at $runs_at)" >&2
+    exit 2 ;;
+  esac
+done
+
+# The references the stages are graded against, from the tree's lc0, and the
+# trails of the tree's own stages (their whole state after every step), which
+# the learner's runs are held to. The test programs run in grading mode
+# themselves (strict collectives, poisoned frees).
+export ZC_REF="$BUILD/test/ref" CK_FORK=no
+tests/references.sh "$BUILD" || { echo "make grade: no references to grade against" >&2; exit 1; }
+export ZC_TRAIL=compare
 
 programs_of() { grep "^[^|]*|lc$1\." "$checks" | cut -d'|' -f1 | sort -u | tr '\n' ' '; }
 

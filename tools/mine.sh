@@ -24,10 +24,19 @@ stage=${stage%/}
 n=${N:-4}
 [ "$K" = 0 ] && n=1
 case $n in ''|*[!0-9]*|0) echo "make mine: N=$n: a number of ranks, 1 or more" >&2; exit 2 ;; esac
+# A rank takes about 180 MiB here (MPI, the word list, the default model): more
+# ranks than the node's memory holds would wake the out-of-memory killer.
+avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null)
+if [ ${#n} -gt 6 ] || { [ -n "$avail" ] && [ "$n" -gt $((avail / 200)) ]; }; then
+  echo "make mine: N=$n: this node has ${avail:-?} MiB available, room for about $((${avail:-0} / 200)) ranks of 200 MiB" >&2
+  exit 2
+fi
 started=""
 for f in $(tools/lectures.sh files "$K"); do [ -e "$MINE/$f" ] && started="$started $MINE/$f"; done
 [ -n "$started" ] || echo "make mine: nothing of lecture $K under $MINE/ yet (make exercise LC=$K): this is the reference" >&2
 out=$(tools/learner_build.sh "$K" "$MINE" "$BUILD" "$GRADE_DIR" "bin/$stage") || exit 1  # it said why
 echo "== $stage from your files:${started:- none (the reference)}, $n rank$([ "$n" -gt 1 ] && echo s)"
+# ARGS are split into words, never expanded as file patterns.
+set -f
 # shellcheck disable=SC2086
 exec tools/launch "$n" "$out/bin/$stage" ${ARGS:-}

@@ -11,6 +11,8 @@ BUILD=${1:-build}
 RANKS=${2:-4}
 DEVICE=${3:-cpu}
 cd "$(dirname "$0")/.."
+case $RANKS in ''|*[!0-9]*|0) echo "run_course: RANKS=$RANKS: a number of ranks, 1 or more" >&2; exit 2 ;; esac
+[ ${#RANKS} -le 4 ] || { echo "run_course: RANKS=$RANKS: too many ranks for one machine" >&2; exit 2; }
 device="" comm=""
 case $DEVICE in
   cpu) ;;
