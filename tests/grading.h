@@ -23,10 +23,18 @@ static Args args_of(const char *what, int argc, char **argv) {
     return a;
 }
 
+// Past the model's last layer the Layer table holds what a loop one layer too
+// far reads. Set-up leaves zeros there, with which such a loop does nothing and
+// passes; here it finds sizes and offsets no buffer has, and the run stops.
+static inline void poison_spare_layers(Model *m) {
+    memset(&m->layer[m->nlayers], 0x7f, (MAX_LAYERS - (size_t)m->nlayers) * sizeof m->layer[0]);
+}
+
 // Sets t up from options; `what` names the run if they do not parse.
 static inline void setup_from(Trainer *t, const char *what, int argc, char **argv) {
     Args a = args_of(what, argc, argv);
     trainer_setup(t, &a);
+    poison_spare_layers(&t->model);
 }
 
 // Relative L2 distance of params from lc0's final model in path.
@@ -104,6 +112,7 @@ static inline void follows_lc0(const RefRun *runs, int nruns, const char *extra,
         snprintf(run, sizeof run, "the run '%.63s' (%s)", r->name, words);
         Trainer t;
         trainer_setup(&t, &a);
+        poison_spare_layers(&t.model);
         Trail tr;
         char key[300], why[512];
         snprintf(key, sizeof key, "%.63s%s%.200s", r->name, *extra ? " " : "", extra);

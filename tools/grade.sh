@@ -166,8 +166,15 @@ why_it_ended() {  # log rc secs id program
   fi
   line=$(grep -m 1 -E "^rank [0-9]+: |^$5: " "$log")
   if [ -n "$line" ]; then echo "it stopped: $line"; return; fi
+  # A segmentation fault says little by itself: say what usually causes it.
+  segv=""
+  if grep -q 'signal 11 (Segmentation fault)' "$log" || [ "$rc" -eq 139 ]; then
+    segv=": a pointer or an index past its buffer (a loop one step too far, over elements or over layers?)"
+  fi
   line=$(grep -m 1 -E '^launch: rank [0-9]+ ' "$log" | sed 's/^launch: //')
-  if [ -n "$line" ]; then echo "it crashed: $line"
+  if [ -n "$line" ]; then echo "it crashed: $line$segv"
+  elif [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then
+    echo "it crashed: the program died of signal $((rc - 128)) ($(kill -l "$((rc - 128))" 2>/dev/null))$segv"
   elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     echo "no answer in $secs s, and no rank said why (load average $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores)"
   elif [ "$rc" -eq 0 ]; then
