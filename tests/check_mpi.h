@@ -9,7 +9,9 @@
 #define CHECK_MPI_H
 
 #include <check.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <time.h>
@@ -82,8 +84,10 @@ typedef struct {
 //   GRADED_CPU processor seconds in all: a loop that goes on communicating
 //     (forty times the slowest check).
 // Two limits in wall-clock time end what uses no processor time at all:
-//   GRADED_ASLEEP seconds with no progress in which the rank used under 1% of
-//     a core: every thread asleep, waiting for what never comes;
+//   GRADED_ASLEEP seconds with no progress in which every thread but the
+//     watchdog was asleep each time it looked (not runnable: a thread that
+//     waits for the processor on a busy machine counts as awake), waiting
+//     for what never comes;
 //   GRADED_WALL seconds in all: a backstop that a check reaches only on a
 //     machine loaded hundreds of times over (its message gives the load).
 // ZC_TIME_SCALE multiplies all four (sanitizers, a slow machine).
@@ -137,6 +141,30 @@ static inline double cpu_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// 1 if every thread of this process but the caller is asleep (its state in
+// /proc: S, D, T or I, not R), as a deadlock without spinning leaves them.
+static inline int others_asleep(void) {
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return 0;
+    long me = (long)syscall(SYS_gettid);
+    int asleep = 1;
+    struct dirent *e;
+    while (asleep && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || atol(e->d_name) == me) continue;
+        char path[64], line[512];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;  // a thread that ended meanwhile
+        size_t n = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[n] = '\0';
+        const char *state = strrchr(line, ')');  // the name may hold spaces and parentheses
+        if (state && state[1] == ' ' && state[2] == 'R') asleep = 0;
+    }
+    closedir(d);
+    return asleep;
+}
+
 // The machine's load in words: "load average 9.1 on 2 cores".
 static inline void load_in_words(char *out, size_t len) {
     double load = -1;
@@ -164,7 +192,7 @@ static struct {
 
 static void *watchdog_thread(void *arg) {
     (void)arg;
-    double k = graded_scale(), moved = 0, moved_cpu = 0;
+    double k = graded_scale(), moved_cpu = 0, awake = 0;
     unsigned long seen = 0;
     const char *id = NULL;
     pthread_mutex_lock(&watchdog.lock);
@@ -173,15 +201,16 @@ static void *watchdog_thread(void *arg) {
         double now = now_s(), cpu = cpu_s();
         unsigned long progress = comm_progress();
         if (watchdog.id != id || progress != seen)
-            id = watchdog.id, seen = progress, moved = now, moved_cpu = cpu;
-        double still = now - moved, still_cpu = cpu - moved_cpu, used = cpu - watchdog.start_cpu;
+            id = watchdog.id, seen = progress, moved_cpu = cpu, awake = now;
+        if (!others_asleep()) awake = now;
+        double still_cpu = cpu - moved_cpu, used = cpu - watchdog.start_cpu;
         char why[200] = "", load[64];
         if (still_cpu >= GRADED_STALL * k)
             snprintf(why, sizeof why, "no progress in %.0f s of processor time", still_cpu);
         else if (used >= GRADED_CPU * k)
             snprintf(why, sizeof why, "past its %.0f s of processor time, still going", GRADED_CPU * k);
-        else if (still >= GRADED_ASLEEP * k && still_cpu < 0.01 * still)
-            snprintf(why, sizeof why, "asleep %.0f s with no progress", still);
+        else if (now - awake >= GRADED_ASLEEP * k)
+            snprintf(why, sizeof why, "asleep %.0f s with no progress", now - awake);
         else if (now - watchdog.start >= GRADED_WALL * k) {
             load_in_words(load, sizeof load);
             snprintf(why, sizeof why, "past %.0f s of wall-clock time with %.1f s of processor time used, the machine "
