@@ -178,14 +178,6 @@ static const char *write_own(const TrainState *s, const Manifest *m, const char 
     return err ? err : st_finish(w);
 }
 
-// The name of a checkpoint folder: step-NNNNNNNN; -1 if name is not one.
-static long folder_step(const char *name) {
-    char *end;
-    if (strlen(name) != 13 || strncmp(name, "step-", 5) != 0) return -1;
-    long s = strtol(name + 5, &end, 10);
-    return *end == '\0' ? s : -1;
-}
-
 static int has_manifest(const char *save_dir, const char *name) {
     char path[4300];
     struct stat sb;
@@ -215,7 +207,7 @@ static void remove_folder(const char *save_dir, const char *name) {
 // not a link (pruning never follows one out of the save dir); -1 otherwise.
 static long own_folder_step(const char *save_dir, const char *name) {
     char path[4300];
-    long s = folder_step(name);
+    long s = manifest_folder_step(name);
     snprintf(path, sizeof path, "%s/%s", save_dir, name);
     return s >= 0 && plain_folder(path) ? s : -1;
 }
@@ -240,7 +232,12 @@ static void prune(const char *save_dir, long step) {
         if (s >= 0 && s < step && s != prev) memcpy(doomed[n++], e->d_name, 14);  // 13 characters and a NUL
     }
     closedir(d);
-    for (int i = 0; i < n; i++) remove_folder(save_dir, doomed[i]);
+    for (int i = 0; i < n; i++) {
+        if (!has_manifest(save_dir, doomed[i]))  // never without a word: it was a run's, once
+            fprintf(stderr, "%s: note: removed '%s/%s', an incomplete checkpoint (no manifest) older than the "
+                    "one just saved\n", rt.prog, file_shown(save_dir), doomed[i]);
+        remove_folder(save_dir, doomed[i]);
+    }
     char kept[4300];
     if (prev >= 0 && snprintf(kept, sizeof kept, "%s/step-%08ld", save_dir, prev) < (int)sizeof kept)
         remove_temporaries(kept);  // a kill while it was saved left them

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -307,10 +308,44 @@ static int exists(const char *path) {
     return stat(path, &sb) == 0;
 }
 
+long manifest_folder_step(const char *name) {
+    char *end;
+    if (strlen(name) != 13 || strncmp(name, "step-", 5) != 0 || name[5] < '0' || name[5] > '9') return -1;
+    long s = strtol(name + 5, &end, 10);
+    return *end == '\0' ? s : -1;
+}
+
+// What the step folders of save dir path hold: how many there are, and the
+// newest with a manifest (its step, -1 if none is complete). *other counts
+// what a save leaves behind besides them: a temporary of the `latest` file.
+static long newest_complete(const char *path, int *folders, int *other) {
+    char file[4300];
+    long newest = -1;
+    *folders = *other = 0;
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long s = manifest_folder_step(e->d_name);
+        if (s < 0) {
+            *other += strncmp(e->d_name, MANIFEST_LATEST ".tmp.", sizeof MANIFEST_LATEST + 4) == 0;
+            continue;
+        }
+        (*folders)++;
+        snprintf(file, sizeof file, "%s/%s/%s", path, e->d_name, MANIFEST_MANIFEST);
+        struct stat sb;
+        if (stat(file, &sb) == 0 && s > newest) newest = s;
+    }
+    closedir(d);
+    return newest;
+}
+
 // What the folder at path holds of a checkpoint, looked for in the order a
 // resume reads it: its manifest, else its files (then it is incomplete), else
-// a 'latest' (even one that points nowhere: that is broken, not absent).
-typedef enum { HOLDS_MANIFEST, HOLDS_RANK_FILE, HOLDS_LATEST, HOLDS_NOTHING } Holds;
+// a 'latest' (even one that points nowhere: that is broken, not absent), else
+// step folders or a save's temporaries without a 'latest' (a run whose pointer
+// was lost, or that stopped before its first save completed).
+typedef enum { HOLDS_MANIFEST, HOLDS_RANK_FILE, HOLDS_LATEST, HOLDS_STEPS, HOLDS_NOTHING } Holds;
 
 static Holds holds(const char *path) {
     char file[4200];
@@ -320,13 +355,32 @@ static Holds holds(const char *path) {
     manifest_rank_file(file, sizeof file, path, 0);
     if (exists(file)) return HOLDS_RANK_FILE;
     snprintf(file, sizeof file, "%s/%s", path, MANIFEST_LATEST);
-    return lstat(file, &sb) == 0 || errno != ENOENT ? HOLDS_LATEST : HOLDS_NOTHING;
+    if (lstat(file, &sb) == 0 || errno != ENOENT) return HOLDS_LATEST;
+    int folders, other;
+    newest_complete(path, &folders, &other);
+    return folders || other ? HOLDS_STEPS : HOLDS_NOTHING;
 }
 
 int manifest_none(const char *path) {
     struct stat sb;
     if (stat(path, &sb) != 0) return errno == ENOENT;
     return S_ISDIR(sb.st_mode) && holds(path) == HOLDS_NOTHING;
+}
+
+// A save dir without its `latest` file: the newest complete checkpoint there,
+// into dir; the refusal names what is there when none is complete.
+static const char *locate_newest(const char *path, char *dir, size_t cap) {
+    int folders, other;
+    long newest = newest_complete(path, &folders, &other);
+    if (newest < 0 && folders)
+        REFUSE("no complete checkpoint in '%s': its %d step folder%s no manifest (a run stopped while saving) "
+               "and there is no '%s' file; move them away to start afresh there", file_shown(path), folders,
+               folders == 1 ? " has" : "s have", MANIFEST_LATEST);
+    if (newest < 0)
+        REFUSE("no checkpoint in '%s', only a temporary file of a save that stopped ('%s.tmp.*'); remove it to "
+               "start afresh there", file_shown(path), MANIFEST_LATEST);
+    if (snprintf(dir, cap, "%s/step-%08ld", path, newest) >= (int)cap) REFUSE("checkpoint path too long");
+    return NULL;
 }
 
 const char *manifest_locate(const char *path, char *dir, size_t cap) {
@@ -341,6 +395,7 @@ const char *manifest_locate(const char *path, char *dir, size_t cap) {
                "never loaded", file_shown(path));
     case HOLDS_NOTHING:
         REFUSE("no checkpoint in '%s' (neither a manifest nor a '%s' file)", file_shown(path), MANIFEST_LATEST);
+    case HOLDS_STEPS: return locate_newest(path, dir, cap);
     case HOLDS_LATEST: break;
     }
     snprintf(file, sizeof file, "%s/%s", path, MANIFEST_LATEST);

@@ -74,14 +74,18 @@ const char *manifest_write(const Manifest *m, const char *path);
 // Reads and checks a manifest. NULL or a one-line reason.
 const char *manifest_read(Manifest *m, const char *path);
 
+// The step of a checkpoint folder's name (step-NNNNNNNN); -1 if name is not one.
+long manifest_folder_step(const char *name);
+
 // The checkpoint folder that path names: path itself if it holds a manifest,
-// else the one its MANIFEST_LATEST file names. Into dir; NULL or why none is
-// there (a folder without a manifest is incomplete and is never loaded).
+// else the one its MANIFEST_LATEST file names, else (a save dir whose pointer
+// was lost) its newest step folder with a manifest. Into dir; NULL or why none
+// is there (a folder without a manifest is incomplete and is never loaded).
 const char *manifest_locate(const char *path, char *dir, size_t cap);
 
 // 1 if nothing at path was ever a checkpoint: no such folder, or a folder with
-// neither a manifest, nor a rank file, nor a MANIFEST_LATEST file (a save dir
-// before its first save completed). 0 otherwise, even if what is there is broken.
+// neither a manifest, nor a rank file, nor a MANIFEST_LATEST file, nor a step
+// folder, nor a save's temporary file. 0 otherwise, even if what is there is broken.
 int manifest_none(const char *path);
 
 // Reads ranges of layers from a checkpoint's files, one file open at a time;

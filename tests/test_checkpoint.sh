@@ -229,6 +229,36 @@ echo garbage > "$tmp/job2/latest"
 expect 2 2 "its 'latest' file is corrupt" "$B/lc3_zero2" $train --steps $S --resume-if-any "$tmp/job2"
 rm "$tmp/job2/latest" "$tmp"/job2/step-*/manifest
 expect 2 2 "incomplete" "$B/lc3_zero2" $train --steps $S --resume-if-any "$tmp/job2/step-00000016"
+# A save dir that lost its 'latest' still holds the run: --resume-if-any resumes
+# its newest complete checkpoint, never starts afresh over it (the first save
+# would then prune both).
+run 3 lc3 --steps $H --save-every 4 --save-dir "$tmp/lost" >/dev/null
+rm "$tmp/lost/latest"
+check "a save dir without its 'latest' resumes its newest complete checkpoint" \
+  run 3 lc3 --steps $S --save-dir "$tmp/lost" --resume-if-any "$tmp/lost" --loss-log "$tmp/l2.log"
+check "  which is step 8" grep -q "^resumed from $tmp/lost/step-00000008:" "$tmp/out"
+check "  on the uninterrupted curve" cmp -s "$tmp/l2.log" "$tmp/j2.log"
+check "  and the checkpoints it found are there" test -f "$tmp/lost/step-00000008/manifest"
+# Step folders with no complete checkpoint, or a save's temporary alone: refused,
+# naming what is there, and left as they were.
+mkdir -p "$tmp/torn"
+cp -r "$tmp/job/step-00000008" "$tmp/torn/" && rm "$tmp/torn/step-00000008/manifest"
+expect 2 2 "no complete checkpoint in '$tmp/torn': its 1 step folder has no manifest" "$B/lc3_zero2" $train \
+  --steps $S --save-dir "$tmp/torn" --resume-if-any "$tmp/torn"
+check "  and leaves it there" test -f "$tmp/torn/step-00000008/rank-00000.safetensors"
+mkdir -p "$tmp/tmponly" && echo step-00000008 > "$tmp/tmponly/latest.tmp.123.0"
+expect 2 2 "only a temporary file of a save that stopped" "$B/lc3_zero2" $train --steps $S \
+  --resume-if-any "$tmp/tmponly"
+# A 'latest' that names a path, not a folder of its own, is corrupt: a resume
+# never reads another run's checkpoint through it.
+cp -r "$tmp/job" "$tmp/job3"
+echo "step-00000008/../../job/step-00000016" > "$tmp/job3/latest"
+expect 2 2 "its 'latest' file is corrupt" "$B/lc3_zero2" $train --steps $S --resume "$tmp/job3"
+# Pruning removes an older incomplete folder, and says so.
+mkdir -p "$tmp/note" && cp -r "$tmp/torn/step-00000008" "$tmp/note/step-00000002"
+check "a run that prunes an incomplete checkpoint" run 1 lc0 --steps 4 --save-dir "$tmp/note"
+check "  says so" grep -q "note: removed '$tmp/note/step-00000002', an incomplete checkpoint" "$tmp/err"
+check "  and it is gone" test ! -e "$tmp/note/step-00000002"
 
 # ------------------------------------------------------------------------------
 # consolidate: the --save-model file of the same run, byte for byte (lc5: the
