@@ -24,6 +24,34 @@ done
 # A rank that exits non-zero before starting: the launcher names it.
 expect 2 3 "without a word; mpirun stopped every rank" \
   sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exit 3; fi; exec "$0" "$@"' "$lc2" $S
+# mpirun itself crashing as it finishes (seen now and then in PMIx_Finalize,
+# after a correct refusal): a stand-in mpirun prints a rank's refusal, mpirun's
+# summary of it, and Open MPI's crash report under its own process id, then dies
+# of SIGSEGV. The launcher gives the rank's line and status; with no rank
+# failed, one line that mpirun crashed. A rank's own crash report (another
+# process id) is not taken for mpirun's.
+mkdir -p "$tmp/fake"
+cat >"$tmp/fake/mpirun" <<'FAKE'
+#!/bin/sh
+if [ "${FAKE_RANK_STATUS:-0}" != 0 ]; then
+  echo "prog: a refusal" >&2
+  printf -- '%s\n' -------------------- \
+    "mpirun detected that one or more processes exited with non-zero status, thus causing" \
+    "  Process name: [[123,1],1]" "  Exit code:    $FAKE_RANK_STATUS" -------------------- >&2
+fi
+[ "${FAKE_RANK_CRASH:-0}" = 1 ] && printf '[vm:%05d] Signal: Segmentation fault (11)\n' 0 >&2
+for l in "*** Process received signal ***" "Signal: Segmentation fault (11)" \
+         "[ 1] /lib/libpmix.so.2(PMIx_Finalize+0x1b)[0x7f]" "*** End of error message ***"; do
+  printf '[vm:%05d] %s\n' $$ "$l" >&2
+done
+kill -SEGV $$
+FAKE
+chmod +x "$tmp/fake/mpirun"
+PATH=$tmp/fake:$PATH FAKE_RANK_STATUS=2 expect 2 2 "prog: a refusal" true
+PATH=$tmp/fake:$PATH expect 2 139 "launch: mpirun itself crashed (Segmentation fault) after no rank failed" true
+PATH=$tmp/fake:$PATH FAKE_RANK_STATUS=3 FAKE_RANK_CRASH=1 timeout 60 tools/launch 2 true 2>"$tmp/err"
+check "a rank's own crash report passes, mpirun's does not" \
+  test "$(cat "$tmp/err")" = "$(printf 'prog: a refusal\n[vm:00000] Signal: Segmentation fault (11)')"
 # Two stages in one job, or two builds of one stage.
 expect 1 2 "rank 1 runs lc2_zero1, rank 0 runs lc1_distributed_adam: every rank of a job must run the same" \
   "$lc1" $S : -n 1 "$lc2" $S
