@@ -57,7 +57,7 @@ endif
 
 # common/, floor by floor from the ground (README, "Layout"): a module calls
 # only modules listed before it (tests/test_layers.sh checks the objects).
-COMMON   = base clock print exercise file args theory dtype rng $(CUDA_LOW) mem comm_backend comm_model comm_p2p comm_mpi comm_ring \
+COMMON   = base clock print exercise file env args theory dtype rng $(CUDA_LOW) mem comm_backend comm_model comm_p2p comm_mpi comm_ring \
            comm_tree comm_rd comm_hier comm_auto $(CUDA_MID) \
            data safetensors mlp shards manifest comm kernels_cpu rt trace report checkpoint
 

@@ -3,6 +3,7 @@
 #include "base.h"
 #include "clock.h"
 #include "comm.h"
+#include "env.h"
 #include "file.h"
 #include "print.h"
 #include "rt.h"
@@ -281,8 +282,7 @@ static void describe_kinds(const TrainState *s) {
 // of that step's checkpoint are complete and its manifest is not yet written,
 // the moment a crash would leave an incomplete checkpoint behind.
 static void killed_here(long step) {
-    const char *at = getenv("ZC_CKPT_KILL_AT");
-    if (rt.rank == 0 && at && atol(at) == step) raise(SIGKILL);
+    if (rt.rank == 0 && env_number("ZC_CKPT_KILL_AT", -1) == step) raise(SIGKILL);
 }
 
 static void checkpoint_save(const TrainState *s) {

@@ -278,20 +278,30 @@ const char *comm_fit_read(const char *path, CommFit *f) {
     }
     char line[256];
     CommFit got = { -1, -1, -1, -1, -1 };
+    int lineno = 0;
     while (fgets(line, sizeof line, in)) {
         char name[32];
         double v;
-        if (line[0] == '#' || line[0] == '\n') continue;
-        if (sscanf(line, "%31s %lf", name, &v) != 2 || !isfinite(v) || v < 0 || v > 1) {
+        int end = 0;
+        size_t len = strlen(line);
+        lineno++;
+        if (line[0] == '#' && len < sizeof line - 1) continue;
+        if (line[0] == '\n') continue;
+        if (len && line[len - 1] == '\n') line[--len] = '\0';
+        double *slot = NULL;
+        if (len < sizeof line - 2 && sscanf(line, "%31s %lf %n", name, &v, &end) == 2 &&
+            line[end] == '\0' && isfinite(v) && v >= 0 && v <= 1)
+            slot = strcmp(name, "call") == 0 ? &got.call : strcmp(name, "alpha") == 0 ? &got.alpha :
+                   strcmp(name, "beta") == 0 ? &got.beta : strcmp(name, "gamma") == 0 ? &got.gamma :
+                   strcmp(name, "delta") == 0 ? &got.delta : NULL;
+        if (!slot) {  // a long line, a trailing word, a name the model has not, a byte that is not text
             fclose(in);
-            snprintf(why, sizeof why, "cost model fit '%s': a line is not 'name seconds' (0 to 1): %.60s",
-                     file_shown(path), line);
+            snprintf(why, sizeof why, "cost model fit '%s', line %d: expected 'NAME SECONDS' (NAME one of call, "
+                     "alpha, beta, gamma, delta; SECONDS 0 to 1), got '%.60s'", file_shown(path), lineno,
+                     file_shown(line));
             return why;
         }
-        double *slot = strcmp(name, "call") == 0 ? &got.call : strcmp(name, "alpha") == 0 ? &got.alpha :
-                       strcmp(name, "beta") == 0 ? &got.beta : strcmp(name, "gamma") == 0 ? &got.gamma :
-                       strcmp(name, "delta") == 0 ? &got.delta : NULL;
-        if (slot) *slot = v;
+        *slot = v;
     }
     fclose(in);
     if (got.call < 0 || got.alpha < 0 || got.beta < 0 || got.gamma < 0 || got.delta < 0) {

@@ -4,6 +4,7 @@
 #include "comm_p2p.h"
 #include "base.h"
 #include "clock.h"
+#include "file.h"
 #include "mem.h"
 #include "mpi_check.h"
 
@@ -112,7 +113,7 @@ int p2p_mod(const Group *g, int k) { return ((k % g->size) + g->size) % g->size;
 static double with_unit(const char *s, const char *const *units, const double *factor) {
     char *end;
     double x = strtod(s, &end);
-    if (end == s || !(x >= 0) || !isfinite(x)) return -1;
+    if (end == s || !(x >= 0) || !isfinite(x) || (unsigned char)s[0] <= ' ') return -1;  // no leading space
     for (int i = 0; units[i]; i++)
         if (strcmp(end, units[i]) == 0) return x * factor[i];
     return -1;
@@ -133,9 +134,9 @@ const char *p2p_set_link(const char *spec) {
         lat = with_unit(copy + 6, times, tf);
         bw = with_unit(comma + 1, rates, rf);
     }
-    if (lat < 0 || lat > 1 || !(bw > 0)) {
-        snprintf(why, sizeof why, "ZC_LINK=%.60s: expected inter:LATENCY,BANDWIDTH, e.g. inter:20us,1GB/s "
-                 "(latency 0 to 1 s, bandwidth above 0 B/s)", spec);
+    if (strlen(spec) >= sizeof copy || lat < 0 || lat > 1 || !(bw > 0)) {
+        snprintf(why, sizeof why, "ZC_LINK='%.60s': expected inter:LATENCY,BANDWIDTH, e.g. inter:20us,1GB/s "
+                 "(latency 0 to 1 s, bandwidth above 0 B/s)", file_shown(spec));
         return why;
     }
     p.latency = lat;

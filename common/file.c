@@ -15,13 +15,35 @@ static char reason[1024];
 
 #define REFUSE(...) do { snprintf(reason, sizeof reason, __VA_ARGS__); return reason; } while (0)
 
+// Up to len bytes of src into dst (cap bytes, NUL included), each control
+// character as an escape (\n, \t, \x1b): a message stays one line. Returns
+// the bytes of src taken.
+static size_t escape(char *dst, size_t cap, const char *src, size_t len) {
+    size_t i = 0, o = 0;
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)src[i];
+        char e[5] = { (char)c, 0 };
+        if (c == '\n' || c == '\t') snprintf(e, sizeof e, "\\%c", c == '\n' ? 'n' : 't');
+        else if (c < 0x20 || c == 0x7f) snprintf(e, sizeof e, "\\x%02x", c);
+        size_t n = strlen(e);
+        if (o + n >= cap) break;
+        memcpy(dst + o, e, n), o += n;
+    }
+    dst[o] = '\0';
+    return i;
+}
+
 const char *file_shown(const char *path) {
     static char shown[4][200];
     static int next;
     size_t n = strlen(path);
-    if (n < sizeof shown[0]) return path;
     char *s = shown[next++ % 4];
-    snprintf(s, sizeof shown[0], "%.80s...%s", path, path + n - 100);
+    if (escape(s, sizeof shown[0], path, n) == n) return s;
+    size_t head = escape(s, 84, path, 80);  // head ... tail: at most 83 + 3 + 100 + 1
+    strcat(s, "...");
+    char *at = s + strlen(s);
+    size_t space = sizeof shown[0] - (size_t)(at - s), tail = n - head < 100 ? n - head : 100;
+    while (escape(at, space, path + n - tail, tail) < tail) tail--;  // the end, whole: it names the file
     return s;
 }
 

@@ -13,8 +13,9 @@
 #define XXH_STATIC_LINKING_ONLY  // the state's size, so a FileHash needs no allocation
 #include <xxhash.h>
 
-// path as a message shows it: whole, or its head and tail if it is long.
-// Valid until four more calls.
+// path (or any value a message quotes) as a message shows it: whole, or its
+// head and tail if it is long, control characters escaped so the message stays
+// one line. Valid until four more calls.
 const char *file_shown(const char *path);
 // NULL if path is a regular file this process can read; else why not, saying
 // it is the `what` (e.g. "data file"). Opens nothing.

@@ -1,6 +1,7 @@
 // gpu: device choice, streams, memory and copies through the CUDA runtime API.
 // Plain C: the kernels themselves live in kernels_cuda.cu.
 #include "gpu.h"
+#include "env.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -32,8 +33,7 @@ static const char *keep_pool_memory(void) {
     CHECK_CUDA(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, g.id));
     if (!pools) return "--device cuda: this GPU or driver has no stream-ordered memory pools (cudaMallocAsync), "
                       "which the course allocates from";
-    const char *release = getenv("ZC_POOL_RELEASE");
-    if (release && strcmp(release, "1") == 0) return NULL;
+    if (env_number("ZC_POOL_RELEASE", 0) == 1) return NULL;
     cudaMemPool_t pool;
     uint64_t keep = UINT64_MAX;
     CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool, g.id));

@@ -4,6 +4,7 @@
 // collectives while the main thread allocates for the stage.
 #include "mem.h"
 #include "base.h"
+#include "env.h"
 #include "print.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
@@ -176,8 +177,8 @@ static double read_number(const char *path, const char *key) {
 }
 
 double mem_host_available(void) {
-    const char *mb = getenv("ZC_HOST_MEM_MB");
-    if (mb && atof(mb) > 0) return atof(mb) * 1048576.0;
+    double mb = env_number("ZC_HOST_MEM_MB", 0);
+    if (mb > 0) return mb * 1048576.0;
     double avail = read_number("/proc/meminfo", "MemAvailable:") * 1024.0;
     const char *limits[][2] = { { "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current" },
                                 { "/sys/fs/cgroup/memory/memory.limit_in_bytes",

@@ -1,7 +1,9 @@
 // rt: MPI lifetime, the command line, and input every rank must agree on.
 #include "rt.h"
 #include "comm.h"
+#include "comm_model.h"
 #include "comm_p2p.h"
+#include "env.h"
 #include "file.h"
 #include "kernels.h"
 #include "manifest.h"
@@ -47,9 +49,11 @@ static int read_local_rank(void) {
 
 static double host_free_at_start;  // bytes this node could give when the run began
 
-void rt_check_memory(void) {
-    MemStats s = mem_stats();
-    double mine = (double)(s.cur_total - s.gpu_cur), need = 0, have = 0;
+// Every rank exits 2 with the numbers if the host memory `mine` of this node's
+// ranks together is more than the node had available when the run began. what:
+// the refusal's start; advice: its end.
+static void check_node_memory(double mine, const char *what, const char *advice) {
+    double need = 0, have = 0;
     int ranks = 0;
     MPI_Comm node;
     CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
@@ -60,14 +64,25 @@ void rt_check_memory(void) {
     static char why[512];
     const char *err = NULL;
     if (have >= 0 && need > have && rt.local_rank == 0) {
-        snprintf(why, sizeof why, "the model does not fit: set-up holds %s of host memory on this node (%d "
-                 "rank%s, %s on this one), and the node had %s available; use more ranks or nodes, a later stage, "
-                 "or a smaller model", human_bytes(need), ranks, ranks > 1 ? "s" : "", human_bytes(mine),
-                 human_bytes(have));
+        snprintf(why, sizeof why, "%s %s of host memory on this node (%d rank%s, %s on this one), and the node "
+                 "had %s available; %s", what, human_bytes(need), ranks, ranks > 1 ? "s" : "", human_bytes(mine),
+                 human_bytes(have), advice);
         err = why;
     }
     agree_input(err);
+}
+
+void rt_check_memory(void) {
+    MemStats s = mem_stats();
+    check_node_memory((double)(s.cur_total - s.gpu_cur), "the model does not fit: set-up holds",
+                      "use more ranks or nodes, a later stage, or a smaller model");
     mem_check_blocks(1);  // from here on, one block too large is refused where it is asked for
+}
+
+void rt_check_host_bytes(double bytes, const char *what) {
+    char head[256];
+    snprintf(head, sizeof head, "%s do not fit: they need", what);
+    check_node_memory(bytes, head, "ask for less");
 }
 
 // fatal's way out: no rank is left waiting in a collective.
@@ -93,8 +108,8 @@ static void start_timed_out(int sig) {
 }
 
 static void start_alarm(const char *prog) {
-    const char *env = getenv("ZC_START_TIMEOUT_S"), *r = getenv("OMPI_COMM_WORLD_RANK");
-    int secs = env && atoi(env) > 0 ? atoi(env) : 60, first = !r || strcmp(r, "0") == 0;
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");  // a bad value: 60 s, then refused once MPI runs
+    int secs = (int)env_number("ZC_START_TIMEOUT_S", 60), first = !r || strcmp(r, "0") == 0;
     snprintf(start_msg, sizeof start_msg, "%s: not every rank of the job started within %d s (MPI_Init waits "
              "for all of them: one exited or was never started); stopping\n", prog, secs);
     signal(SIGALRM, start_timed_out);
@@ -167,6 +182,24 @@ static void agree_program(const char *prog) {
     exit(2);
 }
 
+// The ZC_* variables are inputs too: each valid, each the same on every rank
+// (a link or a cost model on one rank only would have the ranks choose
+// different algorithms), else every rank exits 2 with one line.
+static int first_differing(uint64_t x);
+static void agree_env(void) {
+    agree_input(env_check());
+    for (int i = 0; env_variable(i); i++) {
+        int r = first_differing(env_value_hash(i));
+        if (r < rt.world)
+            usage_error("%s is not the same on every rank (rank %d's differs from rank 0's): set it for the whole job",
+                        env_variable(i), r);
+    }
+    agree_input(p2p_set_link(getenv("ZC_LINK")));
+    const char *fit = getenv("ZC_COMM_FIT");
+    CommFit f;
+    agree_input(rt.rank == 0 && fit && *fit ? comm_fit_read(fit, &f) : NULL);  // rank 0's is the one used
+}
+
 void rt_init(int *argc, char ***argv, const char *prog) {
     int provided = 0;
     rt.prog = prog;
@@ -193,8 +226,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     comm_init();
     const char *err = p2p_set_nodes(0);  // one node per host until --ranks-per-node says otherwise
     if (err) fatal("%s", err);
-    err = p2p_set_link(getenv("ZC_LINK"));
-    if (err) usage_error("%s", err);
+    agree_env();
 }
 
 void rt_finalize(void) {
@@ -240,6 +272,16 @@ static void resume_if_any(Args *a) {
     if (a->init) print0("--resume-if-any: resuming, so --init '%s' is not used\n", file_shown(a->init));
     a->resume = a->resume_if_any;
     a->init = NULL;
+}
+
+void rt_agree_argv(int argc, char **argv) {
+    static FileHash h;  // 576 bytes, aligned: not on the stack
+    file_hash_begin(&h);
+    for (int i = 1; i < argc; i++) file_hash_add(&h, argv[i], strlen(argv[i]) + 1);  // the NUL separates
+    int differs = first_differing(file_hash_value(&h));
+    if (differs < rt.world)
+        usage_error("the ranks were started with different options (rank %d's differ from rank 0's): every rank "
+                    "must get the same command line", differs);
 }
 
 void rt_args(Args *a, int argc, char **argv, const char *accepted) {

@@ -37,9 +37,16 @@ void rt_nodes(int k);
 // began; if it is more, every rank exits 2 with the numbers. GPU memory needs no
 // check: an allocation the GPU cannot give fails at once (exit 2, with reason).
 void rt_check_memory(void);
+// The same check before a tool allocates `bytes` of host memory on each rank
+// (what: "the buffers of -e 2G", the refusal's subject). Collective.
+void rt_check_host_bytes(double bytes, const char *what);
 
 // Bad input seen identically by every rank: rank 0 prints one line, all exit 2.
 // Must be called by every rank.
+// A tool's command line (not parsed by args) the same on every rank, else every
+// rank exits 2 with one line. Collective.
+void rt_agree_argv(int argc, char **argv);
+
 void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 // Bad input that only some ranks may see (a file missing on one node): every rank
 // calls it with NULL or its one-line reason; if any rank has one, the lowest such

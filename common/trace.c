@@ -6,6 +6,7 @@
 #include "base.h"
 #include "clock.h"
 #include "comm.h"
+#include "env.h"
 #include "file.h"
 #include "mem.h"
 #include "print.h"
@@ -79,8 +80,7 @@ static void trace_collective(CollKind kind, double launch, double start, double 
 
 void trace_open(const char *path) {
     agree_input(rt.rank == 0 ? file_check_output(path, "trace") : NULL);
-    const char *kb = getenv("ZC_TRACE_LIMIT_KB");
-    tr.limit = kb && atol(kb) > 0 ? (size_t)atol(kb) << 10 : DEFAULT_LIMIT;
+    tr.limit = (size_t)env_number("ZC_TRACE_LIMIT_KB", DEFAULT_LIMIT >> 10) << 10;
     tr.dropped = 0;
     comm_barrier();
     tr.t0 = now_s();

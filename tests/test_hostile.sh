@@ -230,4 +230,56 @@ else
   echo "skipped: the order of fsync and rename (no strace here, or it cannot trace)"
 fi
 
+# ------------------------------------------------------------------------------
+# Round 4: the environment and bench_comm's options are inputs like the command
+# line: read whole, in range, escaped when echoed, and the same on every rank.
+
+one_rank='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export "$0"; fi; exec "$@"'  # sh -c "$one_rank" VAR=VALUE PROGRAM ARGS...
+expect 4 2 "ZC_LINK is not the same on every rank (rank 1's differs from rank 0's)" \
+  sh -c "$one_rank" ZC_LINK=bogus "$lc1" $S --comm hier --ranks-per-node 2
+expect 2 2 "ZC_LINK is not the same on every rank (rank 1's differs" \
+  sh -c "$one_rank" ZC_LINK=inter:20us,1GB/s "$lc1" $S --comm auto
+expect 2 2 "ZC_GRADING is not the same on every rank" sh -c "$one_rank" ZC_GRADING=1 "$lc3" $S
+for v in 1e1 3abc abc '' 0 -3 nan 99999999999; do
+  ZC_START_TIMEOUT_S=$v expect 2 2 "ZC_START_TIMEOUT_S='$v': expected whole seconds in [1, 86400]" "$lc1" $S
+done
+for v in 1e3 18014398509481984 0.5; do
+  ZC_TRACE_LIMIT_KB=$v expect 2 2 "ZC_TRACE_LIMIT_KB='$v': expected whole KiB" "$lc1" $S --trace "$tmp/t.json"
+done
+ZC_HOST_MEM_MB=lots expect 1 2 "ZC_HOST_MEM_MB='lots'" "$lc0" $S
+ZC_CKPT_KILL_AT=5x expect 1 2 "ZC_CKPT_KILL_AT='5x'" "$lc0" $S
+ZC_LINK="inter:20us,1GB/s$(printf '%0120d' 0)" expect 2 2 "expected inter:LATENCY,BANDWIDTH" "$lc1" $S
+ZC_LINK="$(printf 'inter:20us,\n1GB/s')" expect 2 2 "ZC_LINK='inter:20us,\n1GB/s'" "$lc1" $S
+# A fit file is read whole: a trailing word, a misspelt name, a long line or
+# binary bytes are refused at the start, in one line, with no abort banner.
+printf 'call 1e-6\nalpha 1e-6 s\nbeta 1e-9\ngamma 0\ndelta 0\n' >"$tmp/fit1"
+printf 'call 1e-6\nalpah 1e-6\nbeta 1e-9\ngamma 0\ndelta 0\n' >"$tmp/fit2"
+{ printf 'call 1e-6 '; printf '%0300d\n' 0; } >"$tmp/fit3"
+printf 'call 1e-6\n\001\002\033[31m\n' >"$tmp/fit4"
+for f in fit1 fit2 fit3 fit4; do
+  ZC_COMM_FIT=$tmp/$f expect 2 2 "cost model fit '$tmp/$f', line" "$lc1" $S --comm auto
+done
+ZC_COMM_FIT=$tmp/fit4 timeout 60 tools/launch 2 "$lc1" $S >/dev/null 2>"$tmp/err"
+check "  a control character is shown escaped" grep -qF "got '\x01\x02\x1b[31m'" "$tmp/err"
+
+# bench_comm: one rank given other options stops every rank at once; values
+# are whole and in range; an output that cannot be written, or buffers larger
+# than the node, are refused before the benchmark.
+bc=$B/bench_comm
+expect 2 2 "the ranks were started with different options (rank 1's differ" \
+  sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "$0" -B tree -b 1K -e 1K; fi; exec "$0" -b 1K -e 1K' "$bc"
+expect 2 2 "the ranks were started with different options (rank 1's differ" \
+  sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "$0" -b abc; fi; exec "$0" -b 1K -e 1K' "$bc"
+for f in -b -e; do expect 2 2 "$f 'nan': expected a size in bytes" "$bc" "$f" nan; done
+expect 2 2 "-o '': expected one or more of" "$bc" -o ''
+expect 2 2 "-B ' ': expected one or more of" "$bc" -B ' '
+expect 2 2 "-d '': expected cpu or cuda" "$bc" -d ''
+expect 2 2 "-d 'cpu cuda': expected cpu or cuda" "$bc" -d 'cpu cuda'
+mkfifo "$tmp/fifo"
+for out in "$tmp" "$tmp/fifo" /dev/full "$tmp/no/such/fit"; do
+  expect 2 2 "cannot write cost model fit '$out'" "$bc" -b 1K -e 1K -m --fit "$out"
+done
+ZC_HOST_MEM_MB=100 expect 2 2 "the buffers of -e 2.00 GiB do not fit: they need 12.00 GiB of host memory" \
+  "$bc" -b 2G -e 2G -n 1 -w 0 -o all_gather -B ring
+
 finish test_hostile

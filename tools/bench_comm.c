@@ -20,6 +20,7 @@
 #include "../common/clock.h"
 #include "../common/comm.h"
 #include "../common/comm_model.h"
+#include "../common/file.h"
 #include "../common/mem.h"
 #include "../common/print.h"
 #include "../common/rt.h"
@@ -62,8 +63,8 @@ static size_t parse_size(const char *flag, const char *v) {
     double x = strtod(v, &end);
     double unit = *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
     if (unit > 1.0) end++;
-    if (end == v || *end || errno || x < 1 || x * unit > 4.0 * 1073741824.0)
-        usage_error("%s %s: expected a size in bytes (suffix K, M or G allowed), 1 to 4G", flag, v);
+    if (end == v || *end || errno || !(x >= 1 && x * unit <= 4.0 * 1073741824.0))  // NaN too
+        usage_error("%s '%s': expected a size in bytes (suffix K, M or G allowed), 1 to 4G", flag, file_shown(v));
     return (size_t)(x * unit);
 }
 
@@ -72,7 +73,7 @@ static int parse_int(const char *flag, const char *v, int lo, int hi) {
     errno = 0;
     long x = strtol(v, &end, 10);
     if (end == v || *end || errno || x < lo || x > hi)
-        usage_error("%s %s: expected an integer in [%d, %d]", flag, v, lo, hi);
+        usage_error("%s '%s': expected an integer in [%d, %d]", flag, file_shown(v), lo, hi);
     return (int)x;
 }
 
@@ -80,16 +81,22 @@ static double parse_seconds(const char *flag, const char *v) {
     char *end;
     errno = 0;
     double x = strtod(v, &end);
-    if (end == v || *end || errno || !(x >= 0 && x <= 3600)) usage_error("%s %s: expected seconds, 0 to 3600", flag, v);
+    if (end == v || *end || errno || !(x >= 0 && x <= 3600))
+        usage_error("%s '%s': expected seconds, 0 to 3600", flag, file_shown(v));
     return x;
 }
 
-// Every word of list must be one of allowed; else one line naming it, exit 2.
+// list must hold one word at least, each one of allowed; else one line naming
+// what is wrong, exit 2.
 static void check_words(const char *flag, const char *list, const char *allowed) {
     char copy[128];
+    int words = 0;
+    if (strlen(list) >= sizeof copy) usage_error("%s '%s': too long (expected some of: %s)", flag, file_shown(list),
+                                                 allowed);
     snprintf(copy, sizeof copy, "%s", list);
-    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " "))
-        if (!args_has_word(allowed, w)) usage_error("%s %s: expected one of: %s", flag, w, allowed);
+    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " "), words++)
+        if (!args_has_word(allowed, w)) usage_error("%s '%s': expected one of: %s", flag, file_shown(w), allowed);
+    if (!words) usage_error("%s '%s': expected one or more of: %s", flag, file_shown(list), allowed);
 }
 
 static Opts parse(int argc, char **argv) {
@@ -121,11 +128,13 @@ static Opts parse(int argc, char **argv) {
         else if (strcmp(f, "-o") == 0) o.ops = v;
         else if (strcmp(f, "-B") == 0) o.backends = v;
         else if (strcmp(f, "-d") == 0) o.device = v;
-        else usage_error("unknown flag '%s' (see -h)", f);
+        else usage_error("unknown flag '%s' (see -h)", file_shown(f));
     }
     if (o.min_bytes > o.max_bytes) usage_error("-b %zu is larger than -e %zu", o.min_bytes, o.max_bytes);
+    // The fit is written after the whole benchmark: a place it cannot go is refused first.
+    if (o.fit) agree_input(rt.rank == 0 ? file_check_output(o.fit, "cost model fit") : NULL);
     check_words("-o", o.ops, "all_reduce reduce_scatter all_gather");
-    check_words("-d", o.device, "cpu cuda");
+    if (!args_has_word("cpu cuda", o.device)) usage_error("-d '%s': expected cpu or cuda", file_shown(o.device));
     rt_nodes(o.per_node);
     rt_use_device(o.device);
     // nccl moves GPU memory only; the others run on either device.
@@ -446,7 +455,13 @@ static void print_model(const CommFit *f, int each_row) {
 
 int main(int argc, char **argv) {
     rt_init(&argc, &argv, "bench_comm");
+    rt_agree_argv(argc, argv);  // then every rank reads the same options, and refuses them together
     Opts o = parse(argc, argv);
+    // The largest size's buffers, before any is allocated: two on the device, one on the host.
+    size_t most = o.max_bytes + (size_t)rt.world * sizeof(float);
+    char what[96];
+    snprintf(what, sizeof what, "the buffers of -e %s", human_bytes((double)o.max_bytes));
+    rt_check_host_bytes((rt.device == DEV_CUDA ? 1.0 : 3.0) * (double)most, what);
     static const struct { const char *name; CollKind kind; } ops[] = {
         { "all_reduce", COLL_ALL_REDUCE }, { "reduce_scatter", COLL_REDUCE_SCATTER },
         { "all_gather", COLL_ALL_GATHER } };

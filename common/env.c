@@ -1,0 +1,75 @@
+// env: the ZC_* environment variables, their ranges, and their strict reading.
+#include "env.h"
+#include "file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ----------------------------------------------------------------------------
+// the table
+
+typedef struct {
+    const char *name;
+    double lo, hi;            // a number in [lo, hi]; lo > hi: not a number (checked by its reader)
+    const char *unit;         // how the refusal names the value
+} Var;
+
+static const Var vars[] = {
+    { "ZC_START_TIMEOUT_S", 1, 86400, "whole seconds" },
+    { "ZC_HOST_MEM_MB", 1, 1e9, "whole MiB" },
+    { "ZC_TRACE_LIMIT_KB", 1, 1e9, "whole KiB" },
+    { "ZC_LINK", 1, 0, NULL },
+    { "ZC_COMM_FIT", 1, 0, NULL },
+    { "ZC_POOL_RELEASE", 0, 1, "0 or 1" },
+    { "ZC_CKPT_KILL_AT", 1, 1e9, "a step" },
+    { "ZC_GRADING", 1, 0, NULL },
+};
+#define NVARS (int)(sizeof vars / sizeof vars[0])
+
+const char *env_variable(int i) { return i >= 0 && i < NVARS ? vars[i].name : NULL; }
+
+static const Var *find(const char *name) {
+    for (int i = 0; i < NVARS; i++)
+        if (strcmp(vars[i].name, name) == 0) return &vars[i];
+    return NULL;
+}
+
+// ----------------------------------------------------------------------------
+// reading
+
+// 1 and *x if s is, whole, a whole number in [v->lo, v->hi].
+static int parse(const Var *v, const char *s, double *x) {
+    char *end;
+    errno = 0;
+    long long n = strtoll(s, &end, 10);
+    if (end == s || *end || errno || s[0] == ' ' || (double)n < v->lo || (double)n > v->hi) return 0;
+    *x = (double)n;
+    return 1;
+}
+
+const char *env_check(void) {
+    static char why[300];
+    for (int i = 0; i < NVARS; i++) {
+        const char *s = getenv(vars[i].name);
+        double x;
+        if (!s || vars[i].lo > vars[i].hi || parse(&vars[i], s, &x)) continue;
+        snprintf(why, sizeof why, "%s='%s': expected %s in [%.0f, %.0f]", vars[i].name, file_shown(s), vars[i].unit,
+                 vars[i].lo, vars[i].hi);
+        return why;
+    }
+    return NULL;
+}
+
+double env_number(const char *name, double dflt) {
+    const Var *v = find(name);
+    const char *s = getenv(name);
+    double x;
+    return v && s && parse(v, s, &x) ? x : dflt;
+}
+
+uint64_t env_value_hash(int i) {
+    const char *s = i >= 0 && i < NVARS ? getenv(vars[i].name) : NULL;
+    return s ? XXH3_64bits(s, strlen(s)) : 0x5eedULL;  // unset: not the hash of any value
+}
