@@ -245,7 +245,7 @@ static void *comm_thread(void *arg) {
         pthread_mutex_lock(&q.lock);
         account(s->metric ? &q.stats.metrics : &q.stats.kind[s->op.kind], &s->op, run);
         if (!s->metric && (unsigned)run.algo < ALGO_N) q.stats.algo[s->op.kind][run.algo]++;
-        q.finished++;
+        __atomic_store_n(&q.finished, q.finished + 1, __ATOMIC_RELEASE);  // comm_progress reads it unlocked
         pthread_cond_broadcast(&q.done);
     }
     pthread_mutex_unlock(&q.lock);
@@ -323,16 +323,21 @@ void comm_phase(const char *name, int layer) {
     pthread_mutex_unlock(&q.lock);
 }
 
+// Without the lock: a watchdog asks, and must get an answer even from a
+// process whose lock a runaway thread holds.
 unsigned long comm_progress(void) {
-    pthread_mutex_lock(&q.lock);
-    unsigned long done = (unsigned long)q.finished;
-    pthread_mutex_unlock(&q.lock);
-    return done + compute_marks();
+    return (unsigned long)__atomic_load_n(&q.finished, __ATOMIC_ACQUIRE) + compute_marks();
 }
 
 void comm_describe(char *buf, size_t len) {
     char what[160] = "", where[64];
-    pthread_mutex_lock(&q.lock);
+    int tries = 0;
+    while (pthread_mutex_trylock(&q.lock) != 0)  // a second, then say so: the watchdog must not hang here
+        if (++tries == 100) {
+            snprintf(buf, len, "holds the communication queue's lock and does not let go (inside a comm_ call "
+                     "that loops: a request number that is not one, or a count that is not)");
+            return;
+        } else usleep(10000);
     int waiting = q.waiting >= 0 && q.finished <= q.waiting, running = runnable();
     if (q.finished < q.head) describe_slot(&q.slot[q.finished % QCAP], what, sizeof what);
     phase_text(q.phase, q.layer, where, sizeof where);
@@ -427,9 +432,19 @@ static CommReq enqueue(CommOp op, int metric) {
     return r;
 }
 
+// Called with the lock held. A request no one launched would be waited for
+// forever: fatal, at once (-1 is "none": comm_wait(-1) returns at once).
+static void check_launched(const char *fn, CommReq req) {
+    if (req >= -1 && req < q.head) return;
+    CommReq last = q.head - 1;
+    pthread_mutex_unlock(&q.lock);
+    fatal("%s: request %ld was never launched (requests so far: 0 to %ld)", fn, req, last);
+}
+
 void comm_wait(CommReq req) {
     unsigned long marks = compute_marks();
     pthread_mutex_lock(&q.lock);
+    check_launched("comm_wait", req);
     for (; q.needed < req; q.needed++) q.slot[(q.needed + 1) % QCAP].needed = marks;
     if (q.released < req) {
         q.released = req;
@@ -443,6 +458,7 @@ void comm_wait(CommReq req) {
 
 int comm_test(CommReq req) {
     pthread_mutex_lock(&q.lock);
+    check_launched("comm_test", req);
     int done = q.finished > req;
     pthread_mutex_unlock(&q.lock);
     return done;

@@ -117,7 +117,8 @@ CommReq comm_all_gather_async(const void *send, void *recv, size_t sendcount, DT
 CommReq comm_broadcast_async(void *buf, size_t count, DType dt, int root);
 CommReq comm_reduce_async(const void *send, void *recv, size_t count, DType dt, RedOp op, int root);
 CommReq comm_scatter_async(const void *send, void *recv, size_t recvcount, DType dt, int root);
-// Blocks until the request (and every one before it) is done.
+// Blocks until the request (and every one before it) is done; -1 (none) returns
+// at once, and a request never launched is fatal (it would never be done).
 void comm_wait(CommReq req);
 // comm_wait, adding to o the time the request ran and the part of it under compute.
 void comm_wait_timed(CommReq req, CommOverlap *o);
