@@ -114,7 +114,8 @@ GPU_TESTS   = $(if $(filter 1,$(CUDA)),test_kernels_cuda)
 # reached up into rt or comm would not link.
 $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(GPU_TESTS)): TEST_LDLIBS = $(UNIT_LDLIBS)
 TEST_LDLIBS = $(LDLIBS)
-TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank check_trace sign_manifest)
+TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank check_trace sign_manifest \
+                                     test_harness)
 
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # Everything compiled remembers its flags and whether it was built with CUDA:

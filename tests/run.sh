@@ -73,6 +73,7 @@ run 480 "command line" tests/test_cli.sh "$BUILD"
 run 240 "hostile input and faults" tests/test_faults.sh "$BUILD"
 run 420 "hostile input, round 3" tests/test_hostile.sh "$BUILD"
 run 300 "make's variables" tests/test_make_vars.sh "$BUILD"
+run 120 "the grading harness" tests/test_harness.sh "$BUILD"
 run 400 "training checkpoints" tests/test_checkpoint.sh "$BUILD"
 [ "${SANITIZE:-0}" = 1 ] || run 900 "grading (skeleton, reference, known mistakes)" tests/grade_selftest.sh "$BUILD"
 # Ten mutants of each lecture's exercise regions, drawn anew each run (the seed

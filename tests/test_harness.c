@@ -1,0 +1,49 @@
+// test_harness: the grading harness held to what it claims (tests/check_mpi.h).
+// Its checks are made to fail or hang on purpose; tests/test_harness.sh runs
+// them and reads the verdicts: a check that fails on one rank only fails on
+// every rank, with that rank's message; the checks after a failing one still
+// run and are recorded; a check that spins without progress is stopped for
+// that, not at its whole budget; one whose threads all sleep is stopped as
+// asleep.
+#include "check_mpi.h"
+
+// ----------------------------------------------------------------------------
+// the checks
+
+START_TEST(last_rank_fails) {
+    ck_assert_msg(rt.rank != rt.world - 1, "rank %d fails, alone", rt.rank);  // not agreed: the harness must
+}
+END_TEST
+
+START_TEST(passes) {
+    int one = 1;
+    comm_agree_min(&one);
+    ck_assert_int_eq(one, 1);
+}
+END_TEST
+
+START_TEST(spins) {
+    for (volatile unsigned long i = 0;; i++) {}  // processor time, no progress
+}
+END_TEST
+
+START_TEST(sleeps) {
+    for (;;) pause();  // no processor time, no progress
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// the table: the last two run only where ZC_CHECKS names them (no N is 0)
+
+static int checks(Graded *g) {
+    int n = 0;
+    g[n++] = (Graded){ "h.last_rank_fails", 0, "2 3", "a check that fails on the last rank only", last_rank_fails };
+    g[n++] = (Graded){ "h.passes", 0, "2 3", "a check after it, which passes", passes };
+    g[n++] = (Graded){ "h.spins", 0, "0", "a loop with no progress", spins };
+    g[n++] = (Graded){ "h.sleeps", 0, "0", "every thread asleep", sleeps };
+    return n;
+}
+
+static void setup(void) {}
+
+GRADED_MAIN("test_harness", checks, setup)

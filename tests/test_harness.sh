@@ -1,0 +1,45 @@
+#!/bin/sh
+# The grading harness (tests/check_mpi.h) held to what it claims, through
+# build/test/test_harness, whose checks fail or hang on purpose. Each case
+# reads the verdict file, never the time: no verdict here depends on speed.
+# usage: tests/test_harness.sh [BUILD_DIR]
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+. tests/expect.sh
+h=$B/../test/test_harness
+
+# graded CHECKS N SCALE: runs the named checks (or, with "", all graded at N), the
+# verdicts in $tmp/res, stderr in $tmp/err.
+graded() {
+  rm -f "$tmp/res"
+  if [ -n "$1" ]; then export ZC_CHECKS="$1"; else unset ZC_CHECKS; fi
+  ZC_TIME_SCALE=$3 ZC_RESULTS=$tmp/res timeout 120 tools/launch "$2" "$h" >"$tmp/out" 2>"$tmp/err"
+}
+
+for n in 2 3; do
+  graded "" $n 1
+  check "N=$n: a check failing on the last rank only fails" grep -q "^fail h.last_rank_fails" "$tmp/res"
+  check "  with that rank's message" grep -q "rank $((n - 1)) fails, alone" "$tmp/res"
+  check "  and the check after it still runs, recorded" grep -q "^ok h.passes" "$tmp/res"
+  check "  and the file is ended" grep -qx end "$tmp/res"
+done
+# One named check after a failing one is not reported missing either.
+graded "h.passes" 2 1
+check "a named check runs alone and is recorded" grep -q "^ok h.passes" "$tmp/res"
+
+# The watchdog: 15 s of processor time with no progress ends a spinning check
+# (3 s at this scale), long before its whole budget of 120 (24); one whose
+# threads all sleep ends as asleep after 30 s (3).
+graded "h.spins" 2 0.2
+check "a spinning check is stopped for no progress, not at its budget" \
+  grep -q "watchdog: rank [01]: h.spins: no progress in [0-9]* s of processor time" "$tmp/err"
+# The processor time it says, not the wall time: at most a second or two past 3.
+check "  after 3 s of processor time, not 24" awk '/h.spins: no progress in/ {
+  s = -1; for (i = 1; i <= NF && s < 0; i++) if ($i == "in") s = $(i + 1) + 0; if (s < 3 || s >= 12) bad = 1; n++ }
+  END { exit bad || !n }' "$tmp/err"
+graded "h.sleeps" 2 0.1
+check "a check whose threads all sleep is stopped as asleep" \
+  grep -q "watchdog: rank [01]: h.sleeps: asleep [0-9]* s with no progress" "$tmp/err"
+
+finish test_harness
