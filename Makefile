@@ -115,7 +115,7 @@ GPU_TESTS   = $(if $(filter 1,$(CUDA)),test_kernels_cuda)
 $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(GPU_TESTS)): TEST_LDLIBS = $(UNIT_LDLIBS)
 TEST_LDLIBS = $(LDLIBS)
 TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank check_trace sign_manifest \
-                                     test_harness)
+                                     test_harness comm_misuse)
 
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # Everything compiled remembers its flags and whether it was built with CUDA:

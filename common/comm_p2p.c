@@ -156,6 +156,7 @@ void p2p_link(double *latency, double *per_byte) {
 static void cross_link(int to, size_t bytes) {
     if (p.latency == 0 && p.per_byte == 0) return;
     if (p2p_node_of(to) == p2p_node_of(rt.rank)) return;
+    p.count.delayed++;
     double until = now_s() + p.latency + (double)bytes * p.per_byte, sleep_to = until - 200e-6;
     if (sleep_to > now_s()) {
         struct timespec ts = { (time_t)sleep_to, (long)((sleep_to - (double)(time_t)sleep_to) * 1e9) };
@@ -167,7 +168,7 @@ static void cross_link(int to, size_t bytes) {
 // ----------------------------------------------------------------------------
 // counted messages
 
-void p2p_reset(void) { p.count = (P2PCount){ 0, 0 }; }
+void p2p_reset(void) { p.count = (P2PCount){ 0, 0, 0 }; }
 
 void *p2p_scratch(int slot, size_t bytes) {
     if (bytes > p.scratch_bytes[slot]) {

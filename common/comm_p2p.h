@@ -16,8 +16,9 @@ typedef struct {
     const int *rank;
 } Group;
 
-// Bytes this rank sent since p2p_reset, and the part sent to other nodes.
-typedef struct { uint64_t sent, inter; } P2PCount;
+// Bytes this rank sent since p2p_reset, the part sent to other nodes, and the
+// messages the emulated link delayed (those to other nodes, with a link set).
+typedef struct { uint64_t sent, inter, delayed; } P2PCount;
 
 // Where the ranks are. ranks_per_node > 0: emulated nodes of that many
 // consecutive ranks; 0: one node per host. Collective over MPI, on the main

@@ -11,6 +11,7 @@
 
 #include "../common/clock.h"
 #include "../common/comm_model.h"
+#include "../common/comm_p2p.h"
 #include "../common/comm_ring.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
@@ -378,6 +379,31 @@ START_TEST(test_async_overlaps_compute) {
            "compute ended at %.3f s)", start - t0, t_work_end - t0);
     mem_free(x); mem_free(A); mem_free(B); mem_free(C);
     comm_set_strict(1);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// the emulated link delays the messages between nodes, and only those: a ring
+// all-reduce on one node pays for none, on N nodes of one rank for all 2(N-1).
+
+START_TEST(test_link_between_nodes_only) {
+    CK_ALL(p2p_set_link("inter:1us,100GB/s") == NULL, "the link is refused");
+    for (int K = 1; K <= rt.world; K++) {
+        if (rt.world % K) continue;
+        rt_nodes(K);
+        float *x = inputs(1001);
+        CK_ALL(comm_use("ring"), "no backend ring");
+        comm_all_reduce(x, 1001, DT_F32, OP_SUM);
+        P2PCount c = p2p_count();
+        comm_use("mpi");
+        mem_free(x);
+        // Rank r sends to r + 1, on another node when there are several and r + 1 starts one.
+        uint64_t want = K < rt.world && (rt.rank + 1) % K == 0 ? 2 * (uint64_t)(rt.world - 1) : 0;
+        CK_ALL(c.delayed == want, "nodes of %d at N=%d: rank %d's link delayed %llu messages, want %llu", K, rt.world,
+               rt.rank, (unsigned long long)c.delayed, (unsigned long long)want);
+    }
+    rt_nodes(0);
+    CK_ALL(p2p_set_link(NULL) == NULL, "the link is not removed");
 }
 END_TEST
 
@@ -796,6 +822,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "poison", 0, "", "poison", test_poison };
     g[n++] = (Graded){ "nodes", 0, "", "nodes", test_nodes };
     g[n++] = (Graded){ "auto-chooses", 0, "", "auto-chooses", test_auto_chooses };
+    g[n++] = (Graded){ "link-between-nodes", 0, "", "link-between-nodes", test_link_between_nodes_only };
     g[n++] = (Graded){ "async-overlaps-compute", 0, "", "async-overlaps-compute", test_async_overlaps_compute };
     g[n++] = (Graded){ "no-leaks", 0, "", "no-leaks", test_no_leaks };
     return n;

@@ -282,4 +282,15 @@ done
 ZC_HOST_MEM_MB=100 expect 2 2 "the buffers of -e 2.00 GiB do not fit: they need 12.00 GiB of host memory" \
   "$bc" -b 2G -e 2G -n 1 -w 0 -o all_gather -B ring
 
+# Grading mode checks a collective's whole input at the run: a write to its
+# last element while in flight (for a reduce-scatter, in the last rank's
+# slice) stops the run, naming the collective.
+for k in all_reduce reduce_scatter all_gather; do
+  for n in 1 3; do
+    timeout 60 tools/launch $n "$B/../test/comm_misuse" $k >"$tmp/out" 2>"$tmp/err"
+    check "$k at N=$n: an input written in flight is seen" \
+      grep -q "the input of $k #[0-9]* ([0-9.]* KiB) was written before the collective completed" "$tmp/err"
+  done
+done
+
 finish test_hostile
