@@ -146,6 +146,14 @@ for opt in --save-model --loss-log --trace; do
   expect 2 2 "$opt '$tmp/x' is --save-dir '$tmp/x' or inside it" "$lc2" $S --save-dir "$tmp/x" $opt "$tmp/x"
 done
 check "no refusal touched the checkpoint" diff -r "$tmp/ck" "$tmp/ck_before"
+# Inside means below the folder, not a name that begins like it: a file beside
+# it, named after it, is written (and consolidate writes one too).
+mkdir -p "$tmp/ck2"
+check "--save-model 'ck.safetensors' beside --save-dir 'ck' is not inside it" \
+  sh -c "timeout 60 tools/launch 2 '$lc2' $S --save-dir '$tmp/ck2' --save-model '$tmp/ck2.safetensors' --loss-log \
+    '$tmp/ck2-log' >/dev/null 2>&1 && test -s '$tmp/ck2.safetensors' && test -s '$tmp/ck2-log'"
+check "consolidate 'ck' into 'ck.safetensors' beside it" \
+  sh -c "'$BUILD/bin/consolidate' '$tmp/ck2' '$tmp/ck2.st' >/dev/null 2>&1 && test -s '$tmp/ck2.st'"
 # A step folder that is a link into another save dir is never pruned through;
 # a 'latest' that is a link is replaced, not written through.
 mkdir -p "$tmp/other/step-00000001" && echo precious >"$tmp/other/step-00000001/manifest"
