@@ -120,23 +120,23 @@ static int set_value(Args *a, const Opt *o, const char *v, char *err, size_t len
     if (*v == '\0') return fail(err, len, "--%s: empty value (expected %s)", o->name, range);
     if (o->type == T_CHOICE_OR_NUM) {
         if (!args_has_word(o->choices, v) && !in_range(o, v, &x))
-            return fail(err, len, "--%s %s: expected %s", o->name, v, range);
+            return fail(err, len, "--%s %s: expected %s", o->name, file_shown(v), range);
         *(const char **)field = v;
         return ARGS_OK;
     }
     if (o->type == T_STR || o->type == T_CHOICE) {
         if (o->type == T_CHOICE && !args_has_word(o->choices, v))
-            return fail(err, len, "--%s %s: expected %s", o->name, v, range);
+            return fail(err, len, "--%s %s: expected %s", o->name, file_shown(v), range);
         *(const char **)field = v;
         return ARGS_OK;
     }
     int integral = o->type != T_FLOAT;
     if (!in_range(o, v, &x) || (integral && strpbrk(v, ".eExXpPnN") != NULL))
-        return fail(err, len, "--%s %s: expected %s", o->name, v, range);
+        return fail(err, len, "--%s %s: expected %s", o->name, file_shown(v), range);
     // A value fp32 cannot hold apart from 0 would turn into 0 (clipping off) or
     // lose its precision where it is used.
     if (o->type == T_FLOAT && x != 0 && !isnormal((float)x))
-        return fail(err, len, "--%s %s: too small for fp32, where it is used (0, or at least %g)", o->name, v,
+        return fail(err, len, "--%s %s: too small for fp32, where it is used (0, or at least %g)", o->name, file_shown(v),
                     (double)FLT_MIN);
     switch (o->type) {
     case T_INT: *(int *)field = (int)x; break;
@@ -166,11 +166,15 @@ int args_parse(Args *a, int argc, char **argv, const char *accepted, int world,
         const char *s = argv[i];
         if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) return ARGS_HELP;
         if (strncmp(s, "--", 2) != 0)
-            return fail(err, errlen, "unexpected argument '%s' (options start with --; see --help)", s);
+            return fail(err, errlen, "unexpected argument '%s' (options start with --; see --help)", file_shown(s));
         const char *name = s + 2, *eq = strchr(name, '=');
         size_t n = eq ? (size_t)(eq - name) : strlen(name);
         const Opt *o = find(name, n);
-        if (!o) return fail(err, errlen, "unknown option '--%.*s' (see --help)", (int)n, name);
+        if (!o) {
+            char shown[128];
+            snprintf(shown, sizeof shown, "%.*s", (int)(n < sizeof shown ? n : sizeof shown - 1), name);
+            return fail(err, errlen, "unknown option '--%s' (see --help)", file_shown(shown));
+        }
         if (!args_has_word(accepted, o->name))
             return fail(err, errlen, "option --%s is not used by this stage (see --help)", o->name);
         const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);

@@ -111,6 +111,8 @@ const char *file_check_dir(const char *path, const char *what) {
         return probe_dir(path, path, what);
     }
     if (errno != ENOENT) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(errno));
+    if (lstat(path, &sb) == 0)  // a link to nothing: a folder could not be made there
+        REFUSE("cannot write %s '%s': a link to a path that does not exist", what, file_shown(path));
     char dir[PATH_MAX];
     if (strlen(path) >= sizeof dir) REFUSE("cannot write %s '%s': %s", what, file_shown(path), strerror(ENAMETOOLONG));
     dir_of(path, dir, sizeof dir);

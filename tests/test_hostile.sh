@@ -258,6 +258,14 @@ ZC_HOST_MEM_MB=lots expect 1 2 "ZC_HOST_MEM_MB='lots'" "$lc0" $S
 ZC_CKPT_KILL_AT=5x expect 1 2 "ZC_CKPT_KILL_AT='5x'" "$lc0" $S
 ZC_LINK="inter:20us,1GB/s$(printf '%0120d' 0)" expect 2 2 "expected inter:LATENCY,BANDWIDTH" "$lc1" $S
 ZC_LINK="$(printf 'inter:20us,\n1GB/s')" expect 2 2 "ZC_LINK='inter:20us,\n1GB/s'" "$lc1" $S
+# A value with a newline is echoed escaped, in one line; a save dir that is a
+# link to nothing is refused at the start, not at the first save.
+expect 2 2 "--lr 1\n2: expected a number" "$lc2" $S --lr "$(printf '1\n2')"
+expect 2 2 "unknown option '--a\nb'" "$lc2" $S "$(printf -- '--a\nb')"
+expect 2 2 "unexpected argument 'a\nb'" "$lc2" $S "$(printf 'a\nb')"
+ln -s "$tmp/nowhere/at/all" "$tmp/dangling"
+expect 2 2 "cannot write checkpoint folder '$tmp/dangling': a link to a path that does not exist" "$lc2" $S \
+  --save-dir "$tmp/dangling"
 # A fit file is read whole: a trailing word, a misspelt name, a long line or
 # binary bytes are refused at the start, in one line, with no abort banner.
 printf 'call 1e-6\nalpha 1e-6 s\nbeta 1e-9\ngamma 0\ndelta 0\n' >"$tmp/fit1"
