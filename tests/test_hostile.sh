@@ -297,6 +297,10 @@ for out in "$tmp" "$tmp/fifo" /dev/full "$tmp/no/such/fit"; do
 done
 ZC_HOST_MEM_MB=100 expect 2 2 "the buffers of -e 2.00 GiB do not fit: they need 12.00 GiB of host memory" \
   "$bc" -b 2G -e 2G -n 1 -w 0 -o all_gather -B ring
+ZC_HOST_MEM_MB=100 expect 1 2 "the five buffers of -p 4294967296 do not fit: they need 80.00 GiB of host memory" \
+  "$B/bench_adam" -p 4294967296
+expect 2 2 "the ranks were started with different options (rank 1's differ" \
+  sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "$0" -p 1000; fi; exec "$0" -p 2000' "$B/bench_adam"
 
 # Grading mode checks a collective's whole input at the run: a write to its
 # last element while in flight (for a reduce-scatter, in the last rank's

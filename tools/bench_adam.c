@@ -5,6 +5,7 @@
 //   build/bin/bench_adam -d cuda -p 67108864 -n 50
 // (-n counts timed calls, as it counts iterations in bench_comm.)
 #include "../common/clock.h"
+#include "../common/file.h"
 #include "../common/kernels.h"
 #include "../common/mem.h"
 #include "../common/print.h"
@@ -23,7 +24,7 @@ static long parse_long(const char *flag, const char *v, long lo, long hi) {
     errno = 0;
     long x = strtol(v, &end, 10);
     if (end == v || *end || errno || x < lo || x > hi)
-        usage_error("%s %s: expected an integer in [%ld, %ld]", flag, v, lo, hi);
+        usage_error("%s '%s': expected an integer in [%ld, %ld]", flag, file_shown(v), lo, hi);
     return x;
 }
 
@@ -52,6 +53,7 @@ static void run_adam(void *arg) { Bufs *b = arg; adam_update(b->p, b->g, b->m, b
 
 int main(int argc, char **argv) {
     rt_init(&argc, &argv, "bench_adam");
+    rt_agree_argv(argc, argv);  // then every rank reads the same options, and refuses them together
     const char *device = "cpu";
     long n = 64L << 20, iters = 20;
     for (int i = 1; i < argc; i++) {
@@ -63,13 +65,17 @@ int main(int argc, char **argv) {
         if (i + 1 >= argc) usage_error("%s: missing value (see -h)", argv[i]);
         const char *f = argv[i], *v = argv[++i];
         if (strcmp(f, "-d") == 0) {
-            if (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0) usage_error("-d %s: expected cpu or cuda", v);
+            if (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0)
+                usage_error("-d '%s': expected cpu or cuda", file_shown(v));
             device = v;
         } else if (strcmp(f, "-p") == 0) n = parse_long(f, v, 1, 1L << 32);
         else if (strcmp(f, "-n") == 0) iters = parse_long(f, v, 1, 100000);
-        else usage_error("unknown flag '%s' (see -h)", f);
+        else usage_error("unknown flag '%s' (see -h)", file_shown(f));
     }
     rt_use_device(device);
+    char what[96];  // five buffers of -p floats, before any is allocated
+    snprintf(what, sizeof what, "the five buffers of -p %ld", n);
+    rt_check_host_bytes(rt.device == DEV_CUDA ? 0.0 : 20.0 * (double)n, what);
     Bufs b = { .n = (size_t)n, .h = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f } };
     b.p = mem_alloc(MEM_PARAMS, b.n * sizeof(float));
     b.g = mem_alloc(MEM_GRADS, b.n * sizeof(float));
