@@ -248,6 +248,8 @@ expect 4 2 "ZC_LINK is not the same on every rank (rank 1's differs from rank 0'
 expect 2 2 "ZC_LINK is not the same on every rank (rank 1's differs" \
   sh -c "$one_rank" ZC_LINK=inter:20us,1GB/s "$lc1" $S --comm auto
 expect 2 2 "ZC_GRADING is not the same on every rank" sh -c "$one_rank" ZC_GRADING=1 "$lc3" $S
+printf 'call 1e-6\nalpha 1e-6\nbeta 1e-9\ngamma 0\ndelta 0\n' >"$tmp/fit0"
+expect 2 2 "ZC_COMM_FIT is not the same on every rank" sh -c "$one_rank" "ZC_COMM_FIT=$tmp/fit0" "$lc1" $S --comm auto
 for v in 1e1 3abc abc '' 0 -3 nan 99999999999; do
   ZC_START_TIMEOUT_S=$v expect 2 2 "ZC_START_TIMEOUT_S='$v': expected whole seconds in [1, 86400]" "$lc1" $S
 done
