@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t's size, which FileHash holds
+#include <xxhash.h>
+
 static char reason[1024];
 
 #define REFUSE(...) do { snprintf(reason, sizeof reason, __VA_ARGS__); return reason; } while (0)
@@ -280,15 +283,21 @@ const char *file_fail(AtomicFile *w, int e) {
 // ----------------------------------------------------------------------------
 // checksums
 
+_Static_assert(sizeof(XXH3_state_t) <= sizeof(FileHash) && _Alignof(XXH3_state_t) <= _Alignof(FileHash),
+               "FileHash must hold xxHash's XXH3 state: grow it to this version's size");
+#define XXH_STATE(h) ((XXH3_state_t *)(void *)(h)->state)
+
 void file_hash_begin(FileHash *h) {
-    if (XXH3_64bits_reset(&h->s) != XXH_OK) fatal("xxHash: cannot start a checksum");
+    if (XXH3_64bits_reset(XXH_STATE(h)) != XXH_OK) fatal("xxHash: cannot start a checksum");
 }
 
 void file_hash_add(FileHash *h, const void *p, size_t n) {
-    if (XXH3_64bits_update(&h->s, p, n) != XXH_OK) fatal("xxHash: cannot add to a checksum");
+    if (XXH3_64bits_update(XXH_STATE(h), p, n) != XXH_OK) fatal("xxHash: cannot add to a checksum");
 }
 
-uint64_t file_hash_value(const FileHash *h) { return XXH3_64bits_digest(&h->s); }
+uint64_t file_hash_value(const FileHash *h) {
+    return XXH3_64bits_digest((const XXH3_state_t *)(const void *)h->state);
+}
 
 const char *file_digest(const char *path, const char *what, uint64_t *size, uint64_t *hash) {
     const char *err = file_check_input(path, what);

@@ -10,9 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define XXH_STATIC_LINKING_ONLY  // the state's size, so a FileHash needs no allocation
-#include <xxhash.h>
-
 // path (or any value a message quotes) as a message shows it: whole, or its
 // head and tail if it is long, control characters escaped so the message stays
 // one line. Valid until four more calls.
@@ -66,8 +63,10 @@ const char *file_fail(AtomicFile *w, int e);
 
 // A checksum of bytes, taken piece by piece as a file is written: XXH3, 64
 // bits (xxHash), at memory speed, so a multi-GB checkpoint pays for its write,
-// not for its checksum.
-typedef struct { XXH3_state_t s; } FileHash;
+// not for its checksum. The state is xxHash's, held here as bytes of its size
+// and alignment (file.c checks both), so that no header of the course carries
+// a type of xxHash's and a FileHash needs no allocation.
+typedef struct { _Alignas(64) unsigned char state[576]; } FileHash;
 void file_hash_begin(FileHash *h);
 void file_hash_add(FileHash *h, const void *p, size_t n);
 uint64_t file_hash_value(const FileHash *h);

@@ -9,10 +9,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <dirent.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 static char reason[1024];
 

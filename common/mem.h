@@ -5,8 +5,9 @@
 
 #include <stddef.h>
 
-// The categories of DESIGN.md, and workspace: fp32 copies of 16-bit values that
-// live for a moment (lc5's, and the CPU kernels' widened panels), not activations.
+// The categories the memory report prints, one per kind of buffer a stage
+// owns; workspace: fp32 copies of 16-bit values that live for a moment (lc5's,
+// and the CPU kernels' widened panels), not activations.
 typedef enum {
     MEM_PARAMS, MEM_GRADS, MEM_MASTER_PARAMS, MEM_ADAM_M, MEM_ADAM_V,
     MEM_ACTIVATIONS, MEM_COMM_BUFFERS, MEM_DATA, MEM_WORKSPACE, MEM_NCAT

@@ -72,7 +72,7 @@ typedef struct {
     size_t peak;              // peak of the total
     double formula;           // the stage's formula
     char fields[640];         // " mem_params=B ... mem_adam_v=B", then each category's
-                              // peak " peak_params=B ... peak_data=B", for the summary line
+                              // peak " peak_params=B ... peak_workspace=B", for the summary line
 } MemReport;
 
 // Rank 0 prints the memory report: max over ranks of current and peak MiB per

@@ -7,6 +7,7 @@
 #include "../common/mem.h"
 
 #include <stdio.h>
+#include <xxhash.h>
 
 int main(int argc, char **argv) {
     size_t n = (size_t)1 << 30;
