@@ -195,9 +195,12 @@ static void agree_env(void) {
                         env_variable(i), r);
     }
     agree_input(p2p_set_link(getenv("ZC_LINK")));
-    const char *fit = getenv("ZC_COMM_FIT");
+    const char *fit = getenv("ZC_COMM_FIT"), *err = NULL;
+    static char why[700];
     CommFit f;
-    agree_input(rt.rank == 0 && fit && *fit ? comm_fit_read(fit, &f) : NULL);  // rank 0's is the one used
+    if (rt.rank == 0 && fit && *fit && (err = comm_fit_read(fit, &f)) != NULL)  // rank 0's is the one used
+        snprintf(why, sizeof why, "ZC_COMM_FIT: %s", err), err = why;
+    agree_input(err);
 }
 
 void rt_init(int *argc, char ***argv, const char *prog) {

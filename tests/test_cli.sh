@@ -59,9 +59,9 @@ expect 2 2 "--comm mpi ring: expected one of" "$BUILD/bin/lc2_zero1" $small --co
 expect 3 2 "nodes of 2 ranks: 2 does not divide the 3 ranks" "$BUILD/bin/lc1_distributed_adam" $small \
   --ranks-per-node 2
 expect 2 2 "--ranks-per-node -1: expected an integer" "$BUILD/bin/lc4_zero3" $small --ranks-per-node -1
-expect 2 2 "ZC_LINK=fast: expected inter:LATENCY,BANDWIDTH" env ZC_LINK=fast "$BUILD/bin/lc2_zero1" $small
-expect 2 2 "ZC_LINK=inter:20us,0GB/s: expected" env ZC_LINK=inter:20us,0GB/s "$BUILD/bin/lc2_zero1" $small
-expect 2 2 "ZC_COMM_FIT" env ZC_COMM_FIT=/nonexistent/fit "$BUILD/bin/lc2_zero1" $small --comm auto
+expect 2 2 "ZC_LINK='fast': expected inter:LATENCY,BANDWIDTH" env ZC_LINK=fast "$BUILD/bin/lc2_zero1" $small
+expect 2 2 "ZC_LINK='inter:20us,0GB/s': expected" env ZC_LINK=inter:20us,0GB/s "$BUILD/bin/lc2_zero1" $small
+expect 2 2 "ZC_COMM_FIT: cannot read cost model fit '/nonexistent/fit'" env ZC_COMM_FIT=/nonexistent/fit "$BUILD/bin/lc2_zero1" $small --comm auto
 # The hierarchical backend on emulated nodes, with the slow link: the traffic
 # report gives the bytes to other nodes, and auto says what it chose.
 ZC_LINK=inter:20us,1GB/s timeout 60 tools/launch 4 "$BUILD/bin/lc1_distributed_adam" $small --comm auto \
@@ -149,7 +149,7 @@ expect 1 2 "--precision half: expected mixed or fp32" "$BUILD/bin/plan" --params
 expect 1 2 "--largest-layer is larger than --params" "$BUILD/bin/plan" --params 10 --largest-layer 11 --ranks 2
 expect 1 2 "unknown option '--bogus'" "$BUILD/bin/plan" --params 10 --ranks 2 --bogus 1
 expect 1 2 "--precision fp8: expected mixed or fp32" "$BUILD/bin/plan" --params 1e9 --ranks 8 --precision fp8
-expect 2 2 "-b 10X: expected a size" "$BUILD/bin/bench_comm" -b 10X
+expect 2 2 "-b '10X': expected a size" "$BUILD/bin/bench_comm" -b 10X
 
 # compare: a table and plots from stage logs; a malformed log is one line, exit 2.
 mkdir -p "$tmp/run" "$tmp/plots" "$tmp/none"
