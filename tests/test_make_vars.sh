@@ -12,6 +12,9 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 . tests/expect.sh
 export BUILD
+# Every make here runs as a learner types it, not nested in make test's own
+# make (whose MAKELEVEL renames make's lines "make[2]: ***").
+unset MAKELEVEL MAKEFLAGS MFLAGS
 marker=$tmp/marker
 
 # refused FRAGMENT VAR=VALUE... -- TARGET: make TARGET with the variables in its
@@ -25,7 +28,7 @@ refused() {
   rm -f "$marker"
   env "${vars[@]}" timeout 300 make -s --no-print-directory "$@" >"$tmp/out" 2>"$tmp/err"
   rc=$?
-  grep -v '^make: \*\*\*' "$tmp/err" >"$tmp/own"
+  grep -vE '^make(\[[0-9]+\])?: \*\*\*' "$tmp/err" >"$tmp/own"
   if [ $rc -ne 0 ] && grep -q 'Error 2$' "$tmp/err" && [ "$(grep -c . "$tmp/own")" -eq 1 ] &&
      grep -qF -- "$says" "$tmp/own" && [ ! -e "$marker" ]; then ok=$((ok + 1))
   else

@@ -2,8 +2,8 @@
 # Every file the project cites exists: in any tracked file, a path under
 # common/, tools/, tests/, docs/ or a lecture's folder (a module may be named
 # without its extension: common/comm is common/comm.c and .h; a pattern must
-# match a file), and every
-# NAME.md, relative to the citing file's folder or to the top. A reference to a
+# match a file), and every Markdown file it names, relative to the citing
+# file's folder or to the top. A reference to a
 # file the repository does not have (a design note kept elsewhere, a renamed
 # test) fails here with the file that cites it.
 # usage: tests/test_references.sh
