@@ -38,8 +38,10 @@ UNIT_LIBS  = $(shell pkg-config --libs openblas check libxxhash jansson)
 # are IEEE's. Without errno, sqrtf is one instruction, which lets Adam vectorize.
 VEC     ?= -ftree-vectorize -fno-math-errno
 # A call whose header is missing (an include left inside one build's #ifdef)
-# stops the compile, in every build, instead of linking to nothing in the other.
-CFLAGS  += -std=c11 $(OPT) $(VEC) -g -Wall -Wextra -Werror=implicit-function-declaration -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
+# stops the compile, in every build, instead of linking to nothing in the other;
+# so does a function with a value that can fall off its end (a lost return),
+# which C lets through with a warning, its value whatever a register held.
+CFLAGS  += -std=c11 $(OPT) $(VEC) -g -Wall -Wextra -Werror=implicit-function-declaration -Werror=return-type -D_GNU_SOURCE -pthread $(SAN) $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -pthread $(SAN)
 UNIT_LDLIBS = $(UNIT_LIBS) -lm -pthread $(SAN)
 

@@ -630,6 +630,11 @@ START_TEST(test_dynamic_scale_rule) {
     grade_scaler_sequence("--loss-scale dynamic --initial-scale 4 --scale-window 2", down, 14);
     const int up[] = { 0, 0, 0, 1, 0, 0, 0 };
     grade_scaler_sequence("--loss-scale dynamic --initial-scale 8388608 --scale-window 1", up, 7);
+    // A scale that is not a power of two (--initial-scale takes any number up
+    // to 2^24): from 10^7 a doubling would pass the ceiling, so it stays (a
+    // test that only looks at how far the scale is from the ceiling, not at
+    // the doubled scale, takes it to 2 x 10^7).
+    grade_scaler_sequence("--loss-scale dynamic --initial-scale 10000000 --scale-window 1", up, 7);
     const int fixed[] = { 1, 0, 1, 1, 0, 0, 1 };
     grade_scaler_sequence("--loss-scale 1024 --scale-window 2", fixed, 7);
     // Then in training: fp16 with a window of 3, the scale doubles after every 3
