@@ -179,13 +179,6 @@ static const char *write_own(const TrainState *s, const Manifest *m, const char 
     return err ? err : st_finish(w);
 }
 
-static int has_manifest(const char *save_dir, const char *name) {
-    char path[4300];
-    struct stat sb;
-    snprintf(path, sizeof path, "%s/%s/%s", save_dir, name, MANIFEST_MANIFEST);
-    return stat(path, &sb) == 0;
-}
-
 // Removes one checkpoint folder: the files a save writes, then the folder (a
 // folder holding anything else is left, with a note).
 static void remove_folder(const char *save_dir, const char *name) {
@@ -223,7 +216,7 @@ static void prune(const char *save_dir, long step) {
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         long s = own_folder_step(save_dir, e->d_name);
-        if (s >= 0 && s < step && s > prev && has_manifest(save_dir, e->d_name)) prev = s;
+        if (s >= 0 && s < step && s > prev && manifest_complete(save_dir, e->d_name)) prev = s;
     }
     rewinddir(d);
     char doomed[64][16];
@@ -234,7 +227,7 @@ static void prune(const char *save_dir, long step) {
     }
     closedir(d);
     for (int i = 0; i < n; i++) {
-        if (!has_manifest(save_dir, doomed[i]))  // never without a word: it was a run's, once
+        if (!manifest_complete(save_dir, doomed[i]))  // never without a word: it was a run's, once
             fprintf(stderr, "%s: note: removed '%s/%s', an incomplete checkpoint (no manifest) older than the "
                     "one just saved\n", rt.prog, file_shown(save_dir), doomed[i]);
         remove_folder(save_dir, doomed[i]);

@@ -316,11 +316,16 @@ long manifest_folder_step(const char *name) {
     return *end == '\0' ? s : -1;
 }
 
+int manifest_complete(const char *save_dir, const char *name) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s/%s", save_dir, name, MANIFEST_MANIFEST);
+    return exists(path);
+}
+
 // What the step folders of save dir path hold: how many there are, and the
 // newest with a manifest (its step, -1 if none is complete). *other counts
 // what a save leaves behind besides them: a temporary of the `latest` file.
 static long newest_complete(const char *path, int *folders, int *other) {
-    char file[4300];
     long newest = -1;
     *folders = *other = 0;
     DIR *d = opendir(path);
@@ -333,9 +338,7 @@ static long newest_complete(const char *path, int *folders, int *other) {
             continue;
         }
         (*folders)++;
-        snprintf(file, sizeof file, "%s/%s/%s", path, e->d_name, MANIFEST_MANIFEST);
-        struct stat sb;
-        if (stat(file, &sb) == 0 && s > newest) newest = s;
+        if (manifest_complete(path, e->d_name) && s > newest) newest = s;
     }
     closedir(d);
     return newest;

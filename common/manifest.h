@@ -76,6 +76,8 @@ const char *manifest_read(Manifest *m, const char *path);
 
 // The step of a checkpoint folder's name (step-NNNNNNNN); -1 if name is not one.
 long manifest_folder_step(const char *name);
+// 1 if folder `name` of save_dir holds a manifest: a complete checkpoint.
+int manifest_complete(const char *save_dir, const char *name);
 
 // The checkpoint folder that path names: path itself if it holds a manifest,
 // else the one its MANIFEST_LATEST file names, else (a save dir whose pointer

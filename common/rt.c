@@ -277,14 +277,19 @@ static void resume_if_any(Args *a) {
     a->init = NULL;
 }
 
+// Every rank exits 2 unless every rank's options have rank 0's fingerprint.
+static void agree_options(uint64_t fingerprint) {
+    int differs = first_differing(fingerprint);
+    if (differs < rt.world)
+        usage_error("the ranks were started with different options (rank %d's differ from rank 0's): every rank "
+                    "must get the same command line", differs);
+}
+
 void rt_agree_argv(int argc, char **argv) {
     static FileHash h;  // 576 bytes, aligned: not on the stack
     file_hash_begin(&h);
     for (int i = 1; i < argc; i++) file_hash_add(&h, argv[i], strlen(argv[i]) + 1);  // the NUL separates
-    int differs = first_differing(file_hash_value(&h));
-    if (differs < rt.world)
-        usage_error("the ranks were started with different options (rank %d's differ from rank 0's): every rank "
-                    "must get the same command line", differs);
+    agree_options(file_hash_value(&h));
 }
 
 void rt_args(Args *a, int argc, char **argv, const char *accepted) {
@@ -303,10 +308,7 @@ void rt_args(Args *a, int argc, char **argv, const char *accepted) {
         rt_finalize();
         exit(0);
     }
-    differs = first_differing(args_fingerprint(a));
-    if (differs < rt.world)
-        usage_error("the ranks were started with different options (rank %d's differ from rank 0's): every rank "
-                    "must get the same command line", differs);
+    agree_options(args_fingerprint(a));
     resume_if_any(a);
     rt_use_device(a->device);
 }

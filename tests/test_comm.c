@@ -382,6 +382,21 @@ START_TEST(test_async_overlaps_compute) {
 }
 END_TEST
 
+// Runs one collective on backend `name`, returning its kind: kind 0 an
+// all-reduce of x (n elements), 1 a reduce-scatter of x into y (per a rank), 2
+// an all-gather of x (per) into y; *b and *e: the stats before and after.
+static CollKind run_on(const char *name, int kind, float *x, float *y, size_t per, size_t n, CommStats *b,
+                       CommStats *e) {
+    CK_ALL(comm_use(name), "no backend %s", name);
+    *b = comm_stats();
+    if (kind == 0) comm_all_reduce(x, n, DT_F32, OP_SUM);
+    else if (kind == 1) comm_reduce_scatter(x, y, per, DT_F32);
+    else comm_all_gather(x, y, per, DT_F32);
+    *e = comm_stats();
+    comm_use("mpi");
+    return kind == 0 ? COLL_ALL_REDUCE : kind == 1 ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
+}
+
 // ----------------------------------------------------------------------------
 // the emulated link delays the messages between nodes, and only those: a ring
 // all-reduce on one node pays for none, on N nodes of one rank for all 2(N-1).
@@ -436,15 +451,9 @@ START_TEST(test_auto_chooses) {
     for (int kind = 0; kind < 3; kind++)
         for (size_t s = 0; s < 4; s++) {
             size_t per = pers[s], n = per * (size_t)rt.world;
-            CollKind k = kind == 0 ? COLL_ALL_REDUCE : kind == 1 ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
             float *x = inputs(n), *y = mem_alloc(MEM_COMM_BUFFERS, n * sizeof(float));
-            CK_ALL(comm_use("auto"), "no backend auto");
-            CommStats b = comm_stats();
-            if (kind == 0) comm_all_reduce(x, n, DT_F32, OP_SUM);
-            else if (kind == 1) comm_reduce_scatter(x, y, per, DT_F32);
-            else comm_all_gather(x, y, per, DT_F32);
-            CommStats e = comm_stats();
-            comm_use("mpi");
+            CommStats b, e;
+            CollKind k = run_on("auto", kind, x, y, per, n, &b, &e);
             note_algo(&b, &e, k);
             const char *want = model_pick(k, (double)n * sizeof(float));
             differ += strcmp(want, "ring") != 0;
@@ -477,14 +486,8 @@ START_TEST(test_nodes) {
                 for (int kind = 0; kind < 3; kind++) {
                     size_t per = sizes[s], n = kind ? per * (size_t)rt.world : per;
                     float *x = inputs(n), *y = mem_alloc(MEM_COMM_BUFFERS, n * sizeof(float));
-                    CK_ALL(comm_use(algos[a]), "no backend %s", algos[a]);
-                    CommStats b = comm_stats();
-                    if (kind == 0) comm_all_reduce(x, n, DT_F32, OP_SUM);
-                    else if (kind == 1) comm_reduce_scatter(x, y, per, DT_F32);
-                    else comm_all_gather(x, y, per, DT_F32);
-                    CommStats e = comm_stats();
-                    comm_use("mpi");
-                    CollKind k = kind == 0 ? COLL_ALL_REDUCE : kind == 1 ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
+                    CommStats b, e;
+                    CollKind k = run_on(algos[a], kind, x, y, per, n, &b, &e);
                     int ok = 1;
                     for (size_t i = 0; i < (kind == 1 ? per : n); i++)
                         ok &= kind == 0 ? x[i] == (float)sum_over_ranks(i) :
