@@ -108,7 +108,7 @@ STAGES   = lc0_adam/adam lc1_distributed_adam/distributed_adam lc2_zero1/zero1 l
 STAGE_NAMES = $(foreach s,$(STAGES),$(firstword $(subst /, ,$(s))))
 STAGE_BINS  = $(addprefix $(BUILD)/bin/,$(STAGE_NAMES))
 export ZC_STAGES = $(STAGE_NAMES)
-UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_comm_model test_compare
+UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_safetensors test_manifest test_theory test_comm_model test_compare
 MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
 STAGE_TESTS = test_lc0
 GPU_TESTS   = $(if $(filter 1,$(CUDA)),test_kernels_cuda)
@@ -116,7 +116,7 @@ GPU_TESTS   = $(if $(filter 1,$(CUDA)),test_kernels_cuda)
 # reached up into rt or comm would not link.
 $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(GPU_TESTS)): TEST_LDLIBS = $(UNIT_LDLIBS)
 TEST_LDLIBS = $(LDLIBS)
-TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank check_trace sign_manifest \
+TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank validate_trace sign_manifest \
                                      test_harness comm_misuse)
 
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
@@ -289,36 +289,36 @@ stages:
 # RESULTS from the environment.
 
 exercise:
-	@tools/exercise.sh
+	@tools/learner/exercise.sh
 
 grade: deps
 	@$(MAKE) --no-print-directory build
-	@BUILD=$(BUILD) tools/grade.sh
+	@BUILD=$(BUILD) tests/grader/grade.sh
 
 solution: deps
 	@$(MAKE) --no-print-directory build
-	@BUILD=$(BUILD) SOLUTION=1 tools/grade.sh
+	@BUILD=$(BUILD) SOLUTION=1 tests/grader/grade.sh
 
 diff-mine:
-	@tools/diff_mine.sh
+	@tools/learner/diff_mine.sh
 
 mine: deps
 	@$(MAKE) --no-print-directory build
-	@BUILD=$(BUILD) tools/mine.sh
+	@BUILD=$(BUILD) tools/learner/mine.sh
 
 # The grader graded: the skeleton scores 0, the reference full marks, each
-# known mistake (tests/mistakes) loses its check (also part of make test).
+# known mistake (tests/grader/mistakes) loses its check (also part of make test).
 grade-selftest: deps
 	@$(MAKE) --no-print-directory build
-	@tests/grade_selftest.sh $(BUILD)
+	@tests/grader/selftest.sh $(BUILD)
 
 # The grader graded by mutation: every mutant of the exercise regions
 # (universalmutator, installed into BUILD/venv) graded as a learner's file; the
 # table, and the survivors. LC, SAMPLE, SEED and JOBS reach it from make's
-# command line through the environment (tools/grade_mutants.sh says what each does).
+# command line through the environment (tests/grader/mutants.sh says what each does).
 grade-mutants: deps
 	@$(MAKE) --no-print-directory build
-	@BUILD=$(BUILD) tools/grade_mutants.sh
+	@BUILD=$(BUILD) tests/grader/mutants.sh
 
 clean:
 	rm -rf $(BUILD) build

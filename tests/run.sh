@@ -42,7 +42,7 @@ run() {
 run 120 "layers of common/" tests/test_layers.sh "$BUILD"
 run 60 "every file cited exists" tests/test_references.sh
 run 60 "finding CUDA and NCCL" tests/test_find_cuda.sh
-for t in test_kernels test_dtype test_mem test_args test_data test_ckpt test_theory test_comm_model test_compare; do
+for t in test_kernels test_dtype test_mem test_args test_data test_safetensors test_manifest test_theory test_comm_model test_compare; do
   run 120 "$t" "$BUILD/test/$t"
 done
 
@@ -76,11 +76,11 @@ run 420 "hostile input, round 3" tests/test_hostile.sh "$BUILD"
 run 300 "make's variables" tests/test_make_vars.sh "$BUILD"
 run 120 "the grading harness" tests/test_harness.sh "$BUILD"
 run 400 "training checkpoints" tests/test_checkpoint.sh "$BUILD"
-[ "${SANITIZE:-0}" = 1 ] || run 900 "grading (skeleton, reference, known mistakes)" tests/grade_selftest.sh "$BUILD"
+[ "${SANITIZE:-0}" = 1 ] || run 900 "grading (skeleton, reference, known mistakes)" tests/grader/selftest.sh "$BUILD"
 # Ten mutants of each lecture's exercise regions, drawn anew each run (the seed
 # is printed: SEED=s repeats a draw), graded as a learner's files: a survivor
 # not argued equivalent is a check that no longer catches what it should.
-[ "${SANITIZE:-0}" = 1 ] || run 900 "the grader's mutants (a sample)" env BUILD="$BUILD" SAMPLE=10 tools/grade_mutants.sh
+[ "${SANITIZE:-0}" = 1 ] || run 900 "the grader's mutants (a sample)" env BUILD="$BUILD" SAMPLE=10 tests/grader/mutants.sh
 run 900 "stages on the GPU" tests/test_gpu.sh "$BUILD"
 
 echo

@@ -1,6 +1,6 @@
 // sign_manifest: makes a hand-edited checkpoint manifest's checksum (its 'end'
 // line) match its lines again, so a test can reach the checks behind it: the
-// ranges of its values, their agreement, lc5's scaler state. test_ckpt
+// ranges of its values, their agreement, lc5's scaler state. test_manifest
 // includes this file for sign_manifest_write (SIGN_MANIFEST_TEST).
 // usage: sign_manifest MANIFEST
 #include <stdio.h>

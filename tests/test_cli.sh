@@ -167,13 +167,13 @@ expect 1 2 "lc2_zero1.log: malformed summary line: ranks=four is not a number" "
 for stage in lc0_adam lc1_distributed_adam lc3_zero2 lc4_zero3 lc5_mixed_precision; do
   n=2; [ "$stage" = lc0_adam ] && n=1
   tools/launch $n "$BUILD/bin/$stage" $small --trace "$tmp/t.json" >/dev/null 2>"$tmp/err"
-  if "$BUILD/test/check_trace" "$tmp/t.json" $n >"$tmp/out" 2>>"$tmp/err"; then ok=$((ok + 1))
+  if "$BUILD/test/validate_trace" "$tmp/t.json" $n >"$tmp/out" 2>>"$tmp/err"; then ok=$((ok + 1))
   else bad=$((bad + 1)); echo "FAIL: $stage --trace"; cat "$tmp/err"; fi
 done
 expect 2 2 "cannot write trace '/nonexistent/t.json'" "$BUILD/bin/lc2_zero1" $small --trace /nonexistent/t.json
 printf '{"traceEvents":[{"ph":"E","pid":0,"tid":0,"ts":1}]}\n' >"$tmp/bad.json"
-if ! "$BUILD/test/check_trace" "$tmp/bad.json" >/dev/null 2>&1; then ok=$((ok + 1))
-else bad=$((bad + 1)); echo "FAIL: check_trace accepted an unbalanced trace"; fi
+if ! "$BUILD/test/validate_trace" "$tmp/bad.json" >/dev/null 2>&1; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: validate_trace accepted an unbalanced trace"; fi
 
 # lc5 in fp32 computes exactly what lc4 does: the same model file, byte for byte.
 for n in 2 3; do

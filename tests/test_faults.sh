@@ -148,7 +148,7 @@ expect 2 2 "does not fit" "$lc4" --hidden 65536 --layers 64 --steps 1
 ZC_TRACE_LIMIT_KB=16 timeout 60 tools/launch 2 "$lc4" $small --steps 50 --trace "$tmp/t.json" >"$tmp/out"
 check "a trace past its bound is dropped and said" grep -q "events past the bound of 16 KiB" "$tmp/out"
 check "a truncated trace says so" grep -q "trace truncated" "$tmp/t.json"
-check "a truncated trace is valid" "$BUILD/test/check_trace" "$tmp/t.json" 2 >/dev/null
+check "a truncated trace is valid" "$BUILD/test/validate_trace" "$tmp/t.json" 2 >/dev/null
 
 # ------------------------------------------------------------------------------
 # A rank killed by a signal: every rank stops, and the user is told which.

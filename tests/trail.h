@@ -38,7 +38,7 @@
 // test holds the reference to its own trail: equal, step for step). The
 // tolerance is for a right solution that rounds differently: Adam's bias
 // corrections applied to m and v instead of to the step size, the clip factor
-// folded into the unscaling (tests/variants). In fp32 such variants stayed
+// folded into the unscaling (tests/grader/variants). In fp32 such variants stayed
 // below 3.1e-7 over 30 steps; the bound, TRAIL_TOL, is 30 times that. In a run
 // with 16-bit params they flip a rounding of a param now and then, one unit in
 // its last place (2^-11 in fp16, 2^-8 in bf16), which the later steps carry:

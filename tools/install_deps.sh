@@ -2,7 +2,7 @@
 # Installs the Debian packages the course needs, only those missing (procps:
 # pgrep, which tests/test_faults.sh uses to find the ranks; strace, with which
 # tests/test_hostile.sh checks the order of fsync and rename; python3-venv,
-# for the mutation tool's virtual environment, tools/mutation_venv.sh).
+# for the mutation tool's virtual environment, tests/grader/mutation_venv.sh).
 # As root it runs apt-get itself; otherwise it prints the exact command and
 # fails, so `make` stops before a confusing compile error.
 set -eu

@@ -1,4 +1,4 @@
-// check_trace FILE [RANKS]: exit 0 if FILE is valid JSON (a full recursive-
+// validate_trace FILE [RANKS]: exit 0 if FILE is valid JSON (a full recursive-
 // descent check, RFC 8259), a Chrome trace with a traceEvents array, every
 // (pid, tid) track's "B" and "E" events balanced and never closing more than
 // it opened, and, given RANKS, compute and communication events from every rank.
@@ -91,29 +91,29 @@ static int value(int depth) {
 #define MAXP 1024
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: check_trace FILE [RANKS]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: validate_trace FILE [RANKS]\n"); return 2; }
     FILE *f = fopen(argv[1], "rb");
-    if (!f) { fprintf(stderr, "check_trace: cannot open %s\n", argv[1]); return 1; }
+    if (!f) { fprintf(stderr, "validate_trace: cannot open %s\n", argv[1]); return 1; }
     static char buf[64 << 20];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     p = buf;
     end = buf + n;
-    if (!value(0)) { fprintf(stderr, "check_trace: not valid JSON near byte %ld\n", (long)(p - buf)); return 1; }
+    if (!value(0)) { fprintf(stderr, "validate_trace: not valid JSON near byte %ld\n", (long)(p - buf)); return 1; }
     ws();
-    if (p != end) { fprintf(stderr, "check_trace: trailing bytes after the JSON value\n"); return 1; }
-    if (!strstr(buf, "\"traceEvents\":[")) { fprintf(stderr, "check_trace: no traceEvents\n"); return 1; }
+    if (p != end) { fprintf(stderr, "validate_trace: trailing bytes after the JSON value\n"); return 1; }
+    if (!strstr(buf, "\"traceEvents\":[")) { fprintf(stderr, "validate_trace: no traceEvents\n"); return 1; }
     static int open_[MAXP][2], compute[MAXP], comm[MAXP];
     for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
         char *ph = strstr(line, "\"ph\":\""), *pid = strstr(line, "\"pid\":"), *tid = strstr(line, "\"tid\":");
         if (!ph || !pid) continue;
         int r = atoi(pid + 6), t = tid ? atoi(tid + 6) : 0;
-        if (r < 0 || r >= MAXP || t < 0 || t > 1) { fprintf(stderr, "check_trace: bad pid/tid\n"); return 1; }
+        if (r < 0 || r >= MAXP || t < 0 || t > 1) { fprintf(stderr, "validate_trace: bad pid/tid\n"); return 1; }
         char kind = ph[6];
         if (kind == 'B') open_[r][t]++, compute[r]++;
         if (kind == 'E' && --open_[r][t] < 0) {
-            fprintf(stderr, "check_trace: rank %d track %d ends an event it never began\n", r, t);
+            fprintf(stderr, "validate_trace: rank %d track %d ends an event it never began\n", r, t);
             return 1;
         }
         if (kind == 'X' && t == 1) comm[r]++;
@@ -121,12 +121,12 @@ int main(int argc, char **argv) {
     int ranks = argc > 2 ? atoi(argv[2]) : 0;
     for (int r = 0; r < MAXP; r++)
         for (int t = 0; t < 2; t++)
-            if (open_[r][t]) { fprintf(stderr, "check_trace: rank %d track %d leaves %d events open\n", r, t, open_[r][t]); return 1; }
+            if (open_[r][t]) { fprintf(stderr, "validate_trace: rank %d track %d leaves %d events open\n", r, t, open_[r][t]); return 1; }
     for (int r = 0; r < ranks; r++)
         if (!compute[r] || !comm[r]) {
-            fprintf(stderr, "check_trace: rank %d has %d compute and %d communication events\n", r, compute[r], comm[r]);
+            fprintf(stderr, "validate_trace: rank %d has %d compute and %d communication events\n", r, compute[r], comm[r]);
             return 1;
         }
-    printf("check_trace: %s is valid, balanced, %d ranks\n", argv[1], ranks);
+    printf("validate_trace: %s is valid, balanced, %d ranks\n", argv[1], ranks);
     return 0;
 }

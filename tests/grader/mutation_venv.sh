@@ -2,7 +2,7 @@
 # The mutation tool the grader is measured with (universalmutator, from PyPI),
 # in a virtual environment of the build: BUILD/venv. Installed once, pinned;
 # prints the path of its `mutate` command.
-# usage: tools/mutation_venv.sh [BUILD_DIR]
+# usage: tests/grader/mutation_venv.sh [BUILD_DIR]
 set -eu
 BUILD=${1:-build}
 VERSION=1.14.1

@@ -1,11 +1,11 @@
 #!/bin/sh
 # make exercise LC=K: the learner's copies of lecture K's exercise files under
 # MINE (default mywork/, which git ignores), at the same relative paths, with
-# the lecture's exercise regions replaced by stubs (tools/exercise.awk). A file
+# the lecture's exercise regions replaced by stubs (tools/learner/exercise.awk). A file
 # that is already there is never overwritten.
-# usage: tools/exercise.sh [K [MINE]]      (else LC and MINE from the environment)
+# usage: tools/learner/exercise.sh [K [MINE]]      (else LC and MINE from the environment)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 K=${1:-${LC:-}}
 MINE=${2:-${MINE:-mywork}}
 case $K in
@@ -24,7 +24,7 @@ for f in $files; do
     continue
   fi
   mkdir -p "$(dirname "$dst")"
-  awk -v lc="lc$K." -f tools/exercise.awk "$f" > "$dst.tmp"
+  awk -v lc="lc$K." -f tools/learner/exercise.awk "$f" > "$dst.tmp"
   mv "$dst.tmp" "$dst"
   echo "  created  $dst"
 done

@@ -23,7 +23,7 @@
 # report, for CI) and RESULTS (where; default GRADE_DIR/results.json or .xml).
 set -u
 set -f  # the settings are data: no word of them is ever a file pattern
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 top=$(pwd)
 MINE=${MINE:-mywork}
 BUILD=${BUILD:-build}
@@ -242,7 +242,7 @@ for k in $LC; do
     targets=""
     for p in $(programs_of "$k"); do targets="$targets test/$p"; done
     # shellcheck disable=SC2086
-    if out=$(tools/learner_build.sh "$k" "$MINE" "$BUILD" "$GRADE_DIR" $targets); then bin=$out/test
+    if out=$(tests/grader/learner_build.sh "$k" "$MINE" "$BUILD" "$GRADE_DIR" $targets); then bin=$out/test
     else bin=""; fi  # it said why
   fi
   # The checks to run: lecture k's (or CHECK alone), at each of their N (or N's).
@@ -315,7 +315,7 @@ $(awk -F'\t' '{ t += $1; g += $2 } END { print t, g }' "$GRADE_DIR/report")
 EOF
   case $FORMAT in
     gradescope|junit)
-      awk -F'\t' -v format="$FORMAT" -v seconds="$(($(date +%s) - started))" -f tools/grade_results.awk \
+      awk -F'\t' -v format="$FORMAT" -v seconds="$(($(date +%s) - started))" -f tests/grader/results.awk \
         "$GRADE_DIR/report" >"$RESULTS.tmp" && mv "$RESULTS.tmp" "$RESULTS" && echo "$FORMAT results: $RESULTS" ;;
   esac
 fi

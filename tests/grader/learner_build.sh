@@ -7,11 +7,11 @@
 # rebuilds only what changed since the last build, of this lecture or another.
 # The build log is GRADE_DIR/build.log; if the build fails, its errors go to
 # stderr and the status is 1. make grade and make mine use it.
-# usage: tools/learner_build.sh K MINE BUILD GRADE_DIR TARGET...   (targets relative to the build folder)
+# usage: tests/grader/learner_build.sh K MINE BUILD GRADE_DIR TARGET...   (targets relative to the build folder)
 set -u
 k=$1 MINE=$2 BUILD=$3 GRADE_DIR=$4
 shift 4
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 src=$GRADE_DIR/src out=$GRADE_DIR/build
 theirs=" $(tools/lectures.sh files "$k" | tr '\n' ' ') "
 if [ ! -d "$src" ]; then

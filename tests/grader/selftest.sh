@@ -4,20 +4,20 @@
 #      every check, at one N: no stub passes by accident;
 #   2. the reference, graded through the same path (make solution), scores full
 #      marks on every lecture, at one N (make test runs every check at N = 1..4);
-#   3. every known mistake of tests/mistakes/*.sed, applied to a copy of the
+#   3. every known mistake of tests/grader/mistakes/*.sed, applied to a copy of the
 #      reference file, loses each check it names, with the message it names
 #      ("# check:" and "# says:" lines, in pairs; "# time-scale: S" shortens
 #      the checks' budgets for a mistake that hangs; "# ranks: N" grades it
 #      at N ranks instead of the lecture's usual N);
-#   4. every right solution written another way (tests/variants/*.sed: other
+#   4. every right solution written another way (tests/grader/variants/*.sed: other
 #      roundings, other branches, the same behaviour) scores full marks, at
 #      each N its lecture grades (lc0: 1; others 1 to 4): no check fails right code;
 #   5. FORMAT=gradescope and FORMAT=junit write files that Python's own parsers
 #      read as their formats document them, with the terminal's checks and score.
-# usage: tests/grade_selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake or variant)
+# usage: tests/grader/selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake or variant)
 set -u
 BUILD=${1:-build}
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 top=$(pwd)
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 work=$BUILD/selftest
@@ -32,9 +32,9 @@ if [ -z "${SELFTEST_ONLY:-}" ]; then
   # 1. The skeleton: every check of every lecture fails.
   rm -rf "$work/skeleton"
   for k in $(tools/lectures.sh); do
-    tools/exercise.sh "$k" "$work/skeleton" >/dev/null || { fail "make exercise LC=$k"; continue; }
+    tools/learner/exercise.sh "$k" "$work/skeleton" >/dev/null || { fail "make exercise LC=$k"; continue; }
     out=$work/skeleton-lc$k.out
-    MINE=$work/skeleton LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1
+    MINE=$work/skeleton LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tests/grader/grade.sh >"$out" 2>&1
     passed=$(grep -c ' OK [0-9]*/[0-9]* (' "$out")
     checks=$(grep -c ' \(OK\|FAIL\) [0-9]*/[0-9]* (' "$out")
     if [ "$checks" -eq 0 ]; then fail "skeleton of lecture $k: no check ran"; sed 's/^/    /' "$out"
@@ -45,14 +45,14 @@ if [ -z "${SELFTEST_ONLY:-}" ]; then
   # 2. The reference through the grader's own path, every lecture at one N.
   for k in $(tools/lectures.sh); do
     out=$work/solution-lc$k.out
-    if SOLUTION=1 LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1; then
+    if SOLUTION=1 LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tests/grader/grade.sh >"$out" 2>&1; then
       echo "the reference of lecture $k: $(tail -n 1 "$out")"
     else fail "the reference of lecture $k does not score full marks:"; sed 's/^/    /' "$out"; fi
   done
 fi
 
 # 3. The known mistakes.
-for m in tests/mistakes/*.sed; do
+for m in tests/grader/mistakes/*.sed; do
   name=$(basename "$m" .sed)
   [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$name" ] || continue
   file=$(sed -n 's/^# file: //p' "$m")
@@ -71,7 +71,7 @@ for m in tests/mistakes/*.sed; do
     out=$work/mistake-$name-$check.out
     ZC_TIME_SCALE=${scale:-1} MINE=$mine LC=$k CHECK=$check N="${ranks:-$(n_of "$k")}" BUILD=$BUILD \
       GRADE_DIR=$work/grade \
-      tools/grade.sh >"$out" 2>&1
+      tests/grader/grade.sh >"$out" 2>&1
     if grep -q "^$check .* FAIL" "$out" && grep -qF -- "$says" "$out"; then
       echo "mistake $name: $check fails and says '$says'"
     else
@@ -81,7 +81,7 @@ for m in tests/mistakes/*.sed; do
   done
 done
 # 4. Right solutions written another way.
-for v in tests/variants/*.sed; do
+for v in tests/grader/variants/*.sed; do
   name=$(basename "$v" .sed)
   [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$name" ] || continue
   file=$(sed -n 's/^# file: //p' "$v")
@@ -92,7 +92,7 @@ for v in tests/variants/*.sed; do
   sed -f "$v" "$file" >"$mine/$file"
   if cmp -s "$file" "$mine/$file"; then fail "$name: the variant no longer applies to $file"; continue; fi
   out=$work/variant-$name.out
-  if MINE=$mine LC=$k BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$out" 2>&1; then
+  if MINE=$mine LC=$k BUILD=$BUILD GRADE_DIR=$work/grade tests/grader/grade.sh >"$out" 2>&1; then
     echo "right solution $name: $(tail -n 1 "$out")"
   else
     fail "right solution $name does not score full marks:"
@@ -104,12 +104,12 @@ if [ -z "${SELFTEST_ONLY:-}" ]; then
   mine=$work/formats
   rm -rf "$mine"
   mkdir -p "$mine/lc2_zero1"
-  sed -f tests/mistakes/lc2-clip-local-shard.sed lc2_zero1/zero1.c >"$mine/lc2_zero1/zero1.c"
+  sed -f tests/grader/mistakes/lc2-clip-local-shard.sed lc2_zero1/zero1.c >"$mine/lc2_zero1/zero1.c"
   for format in gradescope junit; do
     out=$work/format-$format.out
     FORMAT=$format RESULTS=$work/results-$format MINE=$mine LC=2 N=3 BUILD=$BUILD GRADE_DIR=$work/grade \
-      tools/grade.sh >"$out" 2>&1
-    if why=$(tests/check_results.py "$format" "$work/results-$format" "$out"); then echo "$why"
+      tests/grader/grade.sh >"$out" 2>&1
+    if why=$(tests/grader/check_results.py "$format" "$work/results-$format" "$out"); then echo "$why"
     else fail "FORMAT=$format: $why"; fi
   done
 fi

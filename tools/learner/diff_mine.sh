@@ -1,9 +1,9 @@
 #!/bin/sh
 # make diff-mine LC=K: the learner's files of lecture K against the reference,
 # as a unified diff (inside the exercise regions: your code and the reference's).
-# usage: tools/diff_mine.sh [K [MINE]]     (else LC and MINE from the environment)
+# usage: tools/learner/diff_mine.sh [K [MINE]]     (else LC and MINE from the environment)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 K=${1:-${LC:-}}
 MINE=${2:-${MINE:-mywork}}
 [ -n "$K" ] || { echo "make diff-mine: give the lecture, e.g. make diff-mine LC=2" >&2; exit 2; }

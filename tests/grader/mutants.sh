@@ -5,7 +5,7 @@
 # mutant is graded as a learner's file would be (make grade, stopping at the
 # first check that fails). A mutant no check fails is a survivor: a wrong
 # solution the grader passes, unless it is equivalent (no behaviour differs),
-# which tests/equivalent_mutants argues, one line each.
+# which tests/grader/equivalent_mutants argues, one line each.
 #
 # Classes, per lecture:
 #   stillborn   does not compile (the compile filter), or does not build
@@ -15,7 +15,7 @@
 #   graded      the distinct programs left (mutants with the same instructions
 #               are graded once and share the verdict)
 #   killed      some check fails
-#   equivalent  no check fails, and tests/equivalent_mutants says why none could
+#   equivalent  no check fails, and tests/grader/equivalent_mutants says why none could
 #   survived    no check fails, and nothing says why: the grader has a hole
 # The checks' budgets are processor time, which grading several mutants at
 # once does not stretch; a mutant stopped by a wall-clock limit (the
@@ -23,7 +23,7 @@
 # and with four times the time, so that none counts as killed because the
 # machine was busy.
 #
-# usage: tools/grade_mutants.sh [K...]   (default: LC, else every lecture)
+# usage: tests/grader/mutants.sh [K...]   (default: LC, else every lecture)
 #   BUILD      the reference build (default build)
 #   JOBS       mutants graded at once (default: the cores)
 #   SAMPLE=n   grade only n mutants per lecture, drawn at random (make test: 10)
@@ -31,14 +31,14 @@
 # Writes BUILD/mutants/lcK/mutants (one row per mutant) and prints the table.
 # Exit status 0 only if no lecture has a survivor.
 set -u
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 top=$(pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 JOBS=${JOBS:-$(nproc)}
 SAMPLE=${SAMPLE:-0}
 SEED=${SEED:-$(date +%s)}
-EQUIV=$top/tests/equivalent_mutants
+EQUIV=$top/tests/grader/equivalent_mutants
 work=$BUILD/mutants
 lectures=${*:-${LC:-$(tools/lectures.sh)}}
 for v in "$JOBS" "$SAMPLE" "$SEED"; do
@@ -49,7 +49,7 @@ all=$(tools/lectures.sh)
 for k in $lectures; do
   case " $all " in *" $k "*) ;; *) echo "grade-mutants: no lecture '$k' (one of: $all)" >&2; exit 2 ;; esac
 done
-mutate=$(tools/mutation_venv.sh "$BUILD") || exit 1
+mutate=$(tests/grader/mutation_venv.sh "$BUILD") || exit 1
 # The flags of the reference build, for the CPU (the compile filter and the
 # instructions compared): no CUDA, no debug information.
 flags=$(sed 's/^CUDA=[^ ]* //; s/-DZC_CUDA//g; s/ -g / -g0 /' "$BUILD/config") || exit 1
@@ -95,7 +95,7 @@ grade_list() {
     cp "$path" "$mine/$f"
     rm -f "$slot/grade/verdicts"
     ZC_TIME_SCALE=$scale UNTIL_FAIL=1 MINE=$mine LC=$k BUILD=$BUILD GRADE_DIR=$slot/grade \
-      timeout -k 10 1800 tools/grade.sh >"$slot/out" 2>&1 </dev/null
+      timeout -k 10 1800 tests/grader/grade.sh >"$slot/out" 2>&1 </dev/null
     rc=$?
     if grep -q '(does not build)' "$slot/out"; then
       echo "$id|stillborn|||does not build"
@@ -238,7 +238,7 @@ for k in $lectures; do
   fi
 
   # 5. Every mutant's class: a duplicate takes its program's verdict; a survivor
-  #    listed in tests/equivalent_mutants is equivalent.
+  #    listed in tests/grader/equivalent_mutants is equivalent.
   : >"$w/mutants"
   while IFS='|' read -r id class code; do
     IFS='|' read -r _id f line path <<EOF
@@ -284,7 +284,7 @@ EOF
   fi
   if [ "$survived" -gt 0 ]; then
     status=1
-    echo "  survivors of lecture $k (no check fails; add a check, or argue the equivalence in tests/equivalent_mutants):"
+    echo "  survivors of lecture $k (no check fails; add a check, or argue the equivalence in tests/grader/equivalent_mutants):"
     awk -F'|' '$2 == "survived" { printf "    %s: %s ==> %s\n", $3, $7, $8 }' "$w/mutants"
   fi
   [ "$SAMPLE" -gt 0 ] || [ "$total" -eq "$tried" ] ||

@@ -10,13 +10,13 @@
 #     every lecture, every check at every N (make solution), ROUNDS times
 #     (default 10): full marks every time.
 # Prints the load average at the start and the end of each round.
-# usage: tests/grade_under_load.sh [BUILD_DIR] [ROUNDS] [overlap|all]
+# usage: tests/grader/under_load.sh [BUILD_DIR] [ROUNDS] [overlap|all]
 set -u
 BUILD=${1:-build}
 WHAT=${3:-overlap}
 case $WHAT in overlap) ROUNDS=${2:-50} loops=2 ;; all) ROUNDS=${2:-10} loops=4 ;;
-  *) echo "usage: tests/grade_under_load.sh [BUILD_DIR] [ROUNDS] [overlap|all]" >&2; exit 2 ;; esac
-cd "$(dirname "$0")/.." || exit 2
+  *) echo "usage: tests/grader/under_load.sh [BUILD_DIR] [ROUNDS] [overlap|all]" >&2; exit 2 ;; esac
+cd "$(dirname "$0")/../.." || exit 2
 top=$(pwd)
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 work=$BUILD/load
@@ -38,7 +38,7 @@ if [ "$WHAT" = all ]; then
   full=0
   for r in $(seq "$ROUNDS"); do
     before=$(load) t0=$(date +%s)
-    SOLUTION=1 BUILD=$BUILD GRADE_DIR=$work/grade tools/grade.sh >"$work/out-$r" 2>&1
+    SOLUTION=1 BUILD=$BUILD GRADE_DIR=$work/grade tests/grader/grade.sh >"$work/out-$r" 2>&1
     rc=$?
     score=$(tail -n 1 "$work/out-$r")
     echo "round $r: $score, $(($(date +%s) - t0)) s, load average $before then $(load) on $(nproc) cores"
@@ -52,9 +52,9 @@ fi
 for m in none lc3-launch-waits lc4-no-prefetch; do
   mkdir -p "$work/$m"
   [ "$m" = none ] && continue
-  file=$(sed -n 's/^# file: //p' "tests/mistakes/$m.sed")
+  file=$(sed -n 's/^# file: //p' "tests/grader/mistakes/$m.sed")
   mkdir -p "$work/$m/$(dirname "$file")"
-  sed -f "tests/mistakes/$m.sed" "$file" >"$work/$m/$file"
+  sed -f "tests/grader/mistakes/$m.sed" "$file" >"$work/$m/$file"
 done
 
 for m in none lc3-launch-waits lc4-no-prefetch; do
@@ -65,9 +65,9 @@ for m in none lc3-launch-waits lc4-no-prefetch; do
       pass=0 failed=0
       for _ in $(seq "$ROUNDS"); do
         if [ "$m" = none ]; then
-          SOLUTION=1 LC=$k CHECK=$c N="2 3 4" BUILD=$BUILD GRADE_DIR=$work/grade-$m tools/grade.sh >"$work/out" 2>&1
+          SOLUTION=1 LC=$k CHECK=$c N="2 3 4" BUILD=$BUILD GRADE_DIR=$work/grade-$m tests/grader/grade.sh >"$work/out" 2>&1
         else
-          MINE=$work/$m LC=$k CHECK=$c N="2 3 4" BUILD=$BUILD GRADE_DIR=$work/grade-$m tools/grade.sh >"$work/out" 2>&1
+          MINE=$work/$m LC=$k CHECK=$c N="2 3 4" BUILD=$BUILD GRADE_DIR=$work/grade-$m tests/grader/grade.sh >"$work/out" 2>&1
         fi
         pass=$((pass + $(grep -c ' OK ' "$work/out"))) failed=$((failed + $(grep -c ' FAIL ' "$work/out")))
       done

@@ -1,4 +1,4 @@
-# The report of a grade (tools/grade.sh: one row per check and N, tab
+# The report of a grade (tests/grader/grade.sh: one row per check and N, tab
 # separated: points, got, seconds, lecture, check, N, title, the lines under
 # it with \n for a newline and \\ for a backslash) as a file for a course's
 # tools. format=gradescope: Gradescope's results.json (the autograder
@@ -6,7 +6,7 @@
 # max_score, status and output); format=junit: a JUnit XML report (testsuites,
 # a testsuite per lecture, a testcase per row, failure elements for what
 # failed). seconds: the grade's wall time.
-# usage: awk -F'\t' -v format=gradescope -v seconds=S -f tools/grade_results.awk REPORT
+# usage: awk -F'\t' -v format=gradescope -v seconds=S -f tests/grader/results.awk REPORT
 
 # The lines under a check, as they were.
 function unescape(s,   out, i, c) {

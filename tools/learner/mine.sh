@@ -6,7 +6,7 @@
 # on N ranks (default 4; lc0 on 1). ARGS are the stage's own options (e.g.
 # ARGS='--steps 300 --comm ring': lecture 1's ring is used with --comm ring).
 set -u
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 top=$(pwd)
 K=${LC:-}
 MINE=${MINE:-mywork}
@@ -34,7 +34,7 @@ fi
 started=""
 for f in $(tools/lectures.sh files "$K"); do [ -e "$MINE/$f" ] && started="$started $MINE/$f"; done
 [ -n "$started" ] || echo "make mine: nothing of lecture $K under $MINE/ yet (make exercise LC=$K): this is the reference" >&2
-out=$(tools/learner_build.sh "$K" "$MINE" "$BUILD" "$GRADE_DIR" "bin/$stage") || exit 1  # it said why
+out=$(tests/grader/learner_build.sh "$K" "$MINE" "$BUILD" "$GRADE_DIR" "bin/$stage") || exit 1  # it said why
 echo "== $stage from your files:${started:- none (the reference)}, $n rank$([ "$n" -gt 1 ] && echo s)"
 # ARGS are split into words, never expanded as file patterns.
 set -f

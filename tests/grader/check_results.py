@@ -10,7 +10,7 @@ terminal output: the same checks, points and total.
     with tests and failures counted right and a failure element with a message
     for every check that lost its points.
 
-usage: tests/check_results.py gradescope|junit RESULTS TERMINAL_OUTPUT
+usage: tests/grader/check_results.py gradescope|junit RESULTS TERMINAL_OUTPUT
 Exits 1, saying what is wrong, on any difference."""
 import json
 import re
