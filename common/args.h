@@ -19,6 +19,11 @@ typedef struct {
 
 enum { ARGS_OK, ARGS_HELP, ARGS_ERROR };
 
+// The options every stage takes: the data, the model, the optimizer, logging,
+// model files and training checkpoints. A stage's OPTIONS add its lecture's.
+#define ARGS_EVERY_STAGE "data context hidden layers batch accum steps lr beta1 beta2 eps weight-decay clip seed " \
+                         "log-every sample init save-model loss-log trace device save-every save-dir resume resume-if-any"
+
 // Fills a from the defaults and argv. accepted: the stage's option names, space
 // separated. world: the number of ranks (batch must divide by world x accum).
 // Returns ARGS_OK, ARGS_HELP (--help seen) or ARGS_ERROR with a one-line reason in err.

@@ -24,30 +24,32 @@
 // less the last layer in backward, a reduce-scatter of Ψ_pad: about 3(N-1)/N x
 // 4Ψ bytes sent per rank, 1.5x lc3. With --accum K, K times that.
 
-#include "../common/checkpoint.h"
-#include "../common/comm.h"
-#include "../common/data.h"
-#include "../common/exercise.h"
-#include "../common/kernels.h"
-#include "../common/mem.h"
-#include "../common/mlp.h"
-#include "../common/print.h"
-#include "../common/report.h"
-#include "../common/rng.h"
-#include "../common/rt.h"
-#include "../common/safetensors.h"
-#include "../common/shards.h"
-#include "../common/theory.h"
-#include "../common/trace.h"
+// common/, the runtime every stage shares (common/README.md is its map); the
+// same includes in every stage, so that a lecture's diff holds none of them.
+#include "../common/checkpoint.h"   // training checkpoints: state_begin, state_add, checkpoint_save_if_due, _resume
+#include "../common/comm.h"         // collectives, sync and async, counted: comm_all_reduce, comm_wait_timed, CommStats
+#include "../common/data.h"         // the word list as examples and batches: data_load, data_batch, VOCAB
+#include "../common/exercise.h"     // exercise_todo: what a stub of make exercise says when it runs
+#include "../common/kernels.h"      // the arithmetic: matmul, bias, ReLU, softmax_xent, adam_update, fill, casts
+#include "../common/mem.h"          // the tracked allocator: mem_alloc, mem_free, one category per kind of buffer
+#include "../common/mlp.h"          // the model's shape and its names in a file: mlp_shape, mlp_numel, mlp_specs
+#include "../common/print.h"        // print0: what rank 0 says
+#include "../common/report.h"       // progress lines, the memory and communication reports, the summary line
+#include "../common/rng.h"          // counter-based random numbers: any slice of a layer drawn alone (RNG_STREAM_*)
+#include "../common/rt.h"           // the run on every rank: rt_init, rt_args (args.h), agree_input, rt_finalize
+#include "../common/safetensors.h"  // model files: st_create, st_append, st_finish (mlp_open reads them)
+#include "../common/shards.h"       // the sharding rule from lc2 on: shard_len (a layer's slice per rank)
+#include "../common/theory.h"       // the formulas the reports print beside what was measured
+#include "../common/trace.h"        // Chrome traces: trace_phase
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+// The options: every stage's (ARGS_EVERY_STAGE, args.h), then the lecture's own.
 #define STAGE "lc4_zero3"
-#define OPTIONS "data context hidden layers batch accum steps lr beta1 beta2 eps " \
-                "weight-decay clip seed log-every sample init save-model loss-log trace device comm ranks-per-node bucket-mb " \
-                "prefetch save-every save-dir resume resume-if-any"
+#define OPTIONS ARGS_EVERY_STAGE " comm ranks-per-node bucket-mb prefetch"
 #define MAX_LAYERS 65
 
 // ----------------------------------------------------------------------------
