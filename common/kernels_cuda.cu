@@ -346,13 +346,19 @@ void cuda_round_to(float *x, DType dt, size_t n) {
 // (CUBLAS_COMPUTE_32F). The handle's pedantic mode could keep them off, so this
 // call runs in the default mode; fp32 products keep the pedantic one.
 // C of type ct (fp32, or dt where cuBLAS rounds each fp32 sum as it stores it).
+// The default mode alone would let cuBLAS add split-K partial sums in a 16-bit
+// C's type, rounding twice where the CPU rounds each fp32 sum once (it depends
+// on the algorithm cuBLAS picks for the shape: small M x N, large K):
+// DISALLOW_REDUCED_PRECISION_REDUCTION keeps every reduction in fp32.
+static const cublasMath_t MATH_16BIT =
+    (cublasMath_t)(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
 static void gemm_dt(void *C, DType ct, const void *A, const void *B, DType dt, int M, int N, int K, int ta,
                     int tb, float beta) {
     if (M == 0 || N == 0) return;
     const float one = 1.0f;
     cudaDataType_t type = dt == DT_BF16 ? CUDA_R_16BF : CUDA_R_16F, ctype = ct == DT_F32 ? CUDA_R_32F : type;
     int lda = ta ? M : K, ldb = tb ? K : N;
-    CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+    CHECK_CUBLAS(cublasSetMathMode(blas, MATH_16BIT));
     CHECK_CUBLAS(cublasGemmEx(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                               N, M, K, &one, B, type, ldb > 0 ? ldb : 1, A, type,
                               lda > 0 ? lda : 1, &beta, C, ctype, N, CUBLAS_COMPUTE_32F,
