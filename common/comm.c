@@ -305,6 +305,8 @@ void comm_staging_held(size_t *host, size_t *gpu) {
 }
 int comm_nodes(void) { return p2p_nodes(); }
 int comm_ranks_per_node(void) { return p2p_per_node(); }
+int comm_node_of(int rank) { return p2p_node_of(rank); }
+const char *comm_node_name(int node) { return p2p_node_name(node); }
 void comm_link(double *latency, double *per_byte) { p2p_link(latency, per_byte); }
 
 void comm_set_strict(int on) {

@@ -65,6 +65,10 @@ int comm_counts_sent(void);
 // ranks each holds (0 if they differ).
 int comm_nodes(void);
 int comm_ranks_per_node(void);
+// The node rank r is on (0 to comm_nodes() - 1), and node j's host name (NULL
+// where the nodes are emulated with --ranks-per-node).
+int comm_node_of(int rank);
+const char *comm_node_name(int node);
 // The emulated link between nodes (ZC_LINK): extra seconds per message and per byte.
 void comm_link(double *latency, double *per_byte);
 // Bytes the staging buffers of a CUDA run hold now, page-locked host and GPU

@@ -18,11 +18,13 @@
 #include <time.h>
 
 #define TAG 7001
+#define NODE_NAME 64  // a host name as the reports show it (longer ones are cut)
 
 static struct {
     int *node_of, *local_of;      // [world] each
     int *node_ranks, *cross_ranks; // this rank's node; the ranks of its local index
     int nodes, per_node, node_size;
+    char (*names)[NODE_NAME];     // [nodes]: each node's host name (by host), or NULL (emulated)
     double latency, per_byte;     // the emulated link (0: none)
     P2PCount count;
     char *scratch[P2P_SCRATCH];
@@ -51,6 +53,17 @@ static void nodes_by_host(void) {
     CHECK_MPI(MPI_Allgather(&local, 1, MPI_INT, p.local_of, 1, MPI_INT, MPI_COMM_WORLD));
     for (int q = 0, k = 0; q < rt.world; q++) ahead[q] = k, k += leads[q] == q;  // leaders before rank q
     for (int r = 0; r < rt.world; r++) p.node_of[r] = ahead[leads[r]];  // a node's index: its leader's rank among them
+    // Each node's name, for the reports: its leader's host name.
+    char mine[MPI_MAX_PROCESSOR_NAME] = "", (*all)[NODE_NAME] = realloc(NULL, (size_t)rt.world * NODE_NAME);
+    int len = 0;
+    if (!all) fatal("comm p2p: out of memory for the names of %d ranks' hosts", rt.world);
+    CHECK_MPI(MPI_Get_processor_name(mine, &len));
+    char cut[NODE_NAME];
+    snprintf(cut, sizeof cut, "%s", mine);
+    CHECK_MPI(MPI_Allgather(cut, NODE_NAME, MPI_CHAR, all, NODE_NAME, MPI_CHAR, MPI_COMM_WORLD));
+    for (int r = 0, k = 0; r < rt.world; r++)
+        if (leads[r] == r) memmove(all[k++], all[r], NODE_NAME);  // in rank order, so k <= r
+    p.names = all;
     free(leads);
     free(ahead);
 }
@@ -67,6 +80,8 @@ const char *p2p_set_nodes(int ranks_per_node) {
     free(p.local_of);
     free(p.node_ranks);
     free(p.cross_ranks);
+    free(p.names);
+    p.names = NULL;
     p.node_of = table(N);
     p.local_of = table(N);
     if (ranks_per_node > 0)
@@ -96,6 +111,7 @@ const char *p2p_set_nodes(int ranks_per_node) {
 int p2p_nodes(void) { return p.nodes; }
 int p2p_per_node(void) { return p.per_node; }
 int p2p_node_of(int rank) { return p.node_of ? p.node_of[rank] : 0; }
+const char *p2p_node_name(int node) { return p.names && node >= 0 && node < p.nodes ? p.names[node] : NULL; }
 int p2p_local_of(int rank) { return p.local_of ? p.local_of[rank] : rank; }
 
 Group p2p_world(void) { return (Group){ rt.world, rt.rank, NULL }; }

@@ -35,6 +35,8 @@ int p2p_nodes(void);
 // Ranks on every node, or 0 if the nodes differ in size.
 int p2p_per_node(void);
 int p2p_node_of(int rank);
+// Node j's host name (its first rank's), or NULL where nodes are emulated.
+const char *p2p_node_name(int node);
 // A rank's index among its node's ranks.
 int p2p_local_of(int rank);
 

@@ -278,6 +278,29 @@ void report_gathered_at_peak(size_t b, size_t numel, int prefetch) {
 // ----------------------------------------------------------------------------
 // communication
 
+// Where the ranks are, one line: each node's name and its ranks ("node1 (ranks
+// 0-1), node2 (ranks 2-3)"), the first eight nodes of a bigger job.
+static void report_nodes(int nodes) {
+    char line[1024];
+    int n = snprintf(line, sizeof line, "  nodes%s:", comm_node_name(0) ? "" : " (emulated, --ranks-per-node)");
+    for (int j = 0; j < nodes && j < 8; j++) {
+        int first = -1, last = -1, count = 0;
+        for (int r = 0; r < rt.world; r++)
+            if (comm_node_of(r) == j) last = r, count++, first = first < 0 ? r : first;
+        char who[96], index[16];
+        snprintf(index, sizeof index, "%d", j);
+        const char *name = comm_node_name(j) ? comm_node_name(j) : index;
+        if (count == last - first + 1)
+            snprintf(who, sizeof who, count > 1 ? "ranks %d-%d" : "rank %d", first, last);
+        else
+            snprintf(who, sizeof who, "%d ranks", count);
+        if (n < (int)sizeof line)
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s %s (%s)", j ? "," : "", name, who);
+    }
+    if (nodes > 8 && n < (int)sizeof line) snprintf(line + n, sizeof line - (size_t)n, ", and %d more", nodes - 8);
+    print0("%s\n", line);
+}
+
 void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     long steps = st->steps;
     CommStats s = *st;
@@ -287,6 +310,7 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     print0("\ncommunication per step (rank 0, %s backend, N = %d%s%.0d%s, %s)\n", backend, rt.world,
            nodes > 1 ? " on " : "", nodes > 1 ? nodes : 0, nodes > 1 ? " nodes" : "",
            counted ? "sent bytes as counted" : "sent bytes by the ring model");
+    if (nodes > 1) report_nodes(nodes);
     print0("  %-15s %10s %16s %18s%s\n", "collective", "calls", "payload bytes", "sent bytes/rank",
            inter ? "   of them to other nodes" : "");
     int any = 0;

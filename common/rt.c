@@ -206,6 +206,10 @@ static void agree_env(void) {
 void rt_init(int *argc, char ***argv, const char *prog) {
     int provided = 0;
     rt.prog = prog;
+    // Under mpirun stdout is a pipe, which stdio buffers by the block: a
+    // progress line would reach the terminal (or a job's log) steps late, and a
+    // rank stopped from outside would lose it. A line at a time, as on a terminal.
+    setvbuf(stdout, NULL, _IOLBF, 0);
     start_alarm(prog);
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "%s: MPI_Init_thread failed\n", prog);

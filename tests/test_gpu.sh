@@ -28,7 +28,7 @@ if [ $rc -ne 0 ]; then
       if [ "${listed:-0}" -gt 0 ]; then
         echo "test_gpu: FAILED, nvidia-smi lists $listed GPU(s) but none could be opened: $probe"; exit 1
       fi
-      echo "test_gpu: SKIPPED, no stage ran on a GPU: $probe"; exit 0 ;;
+      echo "test_gpu: SKIPPED, no stage ran on a GPU: $probe"; exit 77 ;;  # run.sh counts it skipped
     *) echo "test_gpu: FAILED: lc0_adam --device cuda exited $rc: $probe"; exit 1 ;;
   esac
 fi

@@ -52,6 +52,33 @@ PATH=$tmp/fake:$PATH expect 2 139 "launch: mpirun itself crashed (Segmentation f
 PATH=$tmp/fake:$PATH FAKE_RANK_STATUS=3 FAKE_RANK_CRASH=1 timeout 60 tools/launch 2 true 2>"$tmp/err"
 check "a rank's own crash report passes, mpirun's does not" \
   test "$(cat "$tmp/err")" = "$(printf 'prog: a refusal\n[vm:00000] Signal: Segmentation fault (11)')"
+# The launcher's own options are input too: one line, exit 2, nothing run.
+# refused FRAGMENT ARGS...: tools/launch ARGS exits 2 with one stderr line holding FRAGMENT.
+refused() {
+  says=$1; shift
+  timeout 60 tools/launch "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" = 2 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -qF -- "$says" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok=$((ok + 1))
+  else
+    bad=$((bad + 1)); echo "FAIL: tools/launch $* -> exit $rc, want 2 and one line '$says':"; sed 's/^/    /' "$tmp/err" | head -3
+  fi
+}
+printf 'node1 slots=2\nnode2 slots=2\n' >"$tmp/hosts"
+refused "unknown option '--nodes'" --nodes 2 2 "$lc1" $S
+refused "--per-node must be a whole number, at least 1 (got '0')" --per-node 0 --hosts a,b 2 "$lc1" $S
+refused "N must be a whole number of ranks, at least 1 (got 'two')" two "$lc1" $S
+refused "node a is listed twice" --hosts a:2,a:2 2 "$lc1" $S
+refused "node b: how many ranks? (give --per-node K, or NAME:K)" --hosts a:2,b 2 "$lc1" $S
+refused "a node's name is letters, digits and . _ - (got 'a;b')" --hosts 'a;b:2' 2 "$lc1" $S
+refused "--hostfile '$tmp/none' is not a readable file" --hostfile "$tmp/none" 2 "$lc1" $S
+refused "give --hostfile or --hosts, not both" --hostfile "$tmp/hosts" --hosts a:1 2 "$lc1" $S
+refused "N = 6 ranks, but the nodes hold 4 slots (node1 node2)" --hostfile "$tmp/hosts" 6 "$lc1" $S
+refused "--iface: an interface name or an address range (got 'eth0;x')" --iface 'eth0;x' 2 "$lc1" $S
+refused "--elastic 5: more than the N = 4 the job starts with" --elastic 5 4 "$lc1" $S --save-dir "$tmp/e"
+refused "--elastic restarts from the job's checkpoints: give the program --save-dir DIR" --elastic 2 4 "$lc1" $S
+refused "--restarts must be a whole number (got '-1')" --restarts -1 2 "$lc1" $S
+refused "--hosts needs a value" --hosts
 # Two stages in one job, or two builds of one stage.
 expect 1 2 "rank 1 runs lc2_zero1, rank 0 runs lc1_distributed_adam: every rank of a job must run the same" \
   "$lc1" $S : -n 1 "$lc2" $S
