@@ -234,18 +234,9 @@ bench-checkpoint: deps
 # The GPU figures of BENCHMARKS.md (needs a GPU): the fused Adam kernel's
 # bandwidth against a device-to-device copy on 64M parameters, then lc0 and lc5
 # (bf16, and fp32 for the speedup) on a model that keeps the GPU busy.
-GPU_MODEL_DEFAULT = --hidden 4096 --layers 8 --batch 4096 --steps 30 --log-every 10 --sample 0
 bench-gpu: deps
 	@$(MAKE) --no-print-directory build
-	@$(BUILD)/bin/bench_adam -d cuda -p 67108864 -n 50
-	@set -f; model=$${GPU_MODEL:-$(GPU_MODEL_DEFAULT)}; \
-	for run in "lc0_adam" "lc5_mixed_precision --dtype bf16 --comm nccl" "lc5_mixed_precision --dtype fp32 --comm nccl" \
-	    "lc5_mixed_precision --dtype bf16 --comm mpi"; do \
-	  echo "== $$run --device cuda $$model"; \
-	  $(BUILD)/bin/$$run --device cuda $$model | grep -E '^step|^summary' || exit 1; done
-	@echo "== lc5_mixed_precision --dtype bf16 --comm nccl, the pool handing memory back at every sync (ZC_POOL_RELEASE=1)"
-	@set -f; ZC_POOL_RELEASE=1 $(BUILD)/bin/lc5_mixed_precision --dtype bf16 --comm nccl --device cuda \
-	  $${GPU_MODEL:-$(GPU_MODEL_DEFAULT)} | grep -E '^step|^summary' || exit 1
+	@BUILD=$(BUILD) tools/bench_gpu.sh $(BUILD)
 
 # The course side by side from the logs of make run: a table, and plots in build/plots.
 compare: deps

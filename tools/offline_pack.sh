@@ -1,0 +1,58 @@
+#!/bin/sh
+# offline_pack: what a bare, offline machine (a GPU node with no network, an
+# air-gapped cluster) needs to run this course's built tree, in one folder:
+# the Debian packages of every shared library the programs load, of Open MPI's
+# runtime (mpirun, its daemon, its components and PMIx's) and of the word list,
+# downloaded here by apt-get (no file of them is picked by hand), and the built
+# programs. tools/offline_run.sh unpacks them there, into the folder, never
+# into the system, and runs the GPU list. The C library, the C++ runtime and
+# CUDA's own libraries (cuBLAS, NCCL, the runtime) are not packed: they must be
+# the target's own, matching its driver.
+# usage: tools/offline_pack.sh [BUILD_DIR] [PACK_DIR]     (default: build, BUILD_DIR/offline)
+set -eu
+BUILD=${1:-build}
+PACK=${2:-$BUILD/offline}
+cd "$(dirname "$0")/.."
+[ -x "$BUILD/bin/lc0_adam" ] || { echo "offline_pack: build first (make all): no $BUILD/bin/lc0_adam" >&2; exit 2; }
+command -v apt-get >/dev/null && command -v dpkg >/dev/null ||
+  { echo "offline_pack: needs Debian's apt-get and dpkg (the packs are Debian packages)" >&2; exit 2; }
+
+rm -rf "$PACK"
+mkdir -p "$PACK/debs" "$PACK/build/bin" "$PACK/build/test"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Everything that loads shared libraries: the programs, Open MPI's launcher and
+# daemon and every component they may open.
+ompi_lib=$(ompi_info --path libdir --parsable 2>/dev/null | sed -n 's/^path:libdir://p')
+ompi_pkglib=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
+[ -d "$ompi_pkglib" ] || { echo "offline_pack: Open MPI's components not found (ompi_info)" >&2; exit 2; }
+pmix_plugins=$(dpkg -L libpmix2 2>/dev/null | grep '/pmix/.*\.so$' || true)
+loaders="$BUILD/bin/* $BUILD/test/test_kernels_cuda $(command -v orterun) $(command -v orted) $ompi_pkglib/*.so $pmix_plugins"
+for f in $loaders; do
+  [ -f "$f" ] || continue
+  ldd "$f" 2>/dev/null | awk '$3 ~ /^\// { print $3 }'
+done | sort -u >"$tmp/libs"
+# The package of each (files not from a Debian package, CUDA's, are left out).
+while read -r lib; do
+  dpkg -S "$(readlink -f "$lib")" 2>/dev/null || dpkg -S "$lib" 2>/dev/null || true
+done <"$tmp/libs" | cut -d: -f1 | sort -u >"$tmp/pkgs"
+# Open MPI's runtime and data, PMIx's plugins, the word list; not the C
+# library, the C++ runtime or the GCC runtime: the target's own must be used.
+{ cat "$tmp/pkgs"; echo openmpi-bin; echo openmpi-common; echo libopenmpi3; echo libpmix2; echo wamerican; } |
+  grep -vxE 'libc6|libstdc\+\+6|libgcc-s1' | sort -u >"$PACK/packages"
+(cd "$PACK/debs" && xargs apt-get download -q <"../packages") >"$tmp/log" 2>&1 ||
+  { echo "offline_pack: apt-get download failed:" >&2; tail -n 5 "$tmp/log" >&2; exit 1; }
+
+# The built programs the GPU list runs (no rebuild there: no compiler, Check,
+# Jansson or xxHash headers are needed).
+cp "$BUILD"/bin/* "$PACK/build/bin/"
+[ -x "$BUILD/test/test_kernels_cuda" ] && cp "$BUILD/test/test_kernels_cuda" "$PACK/build/test/"
+cp "$BUILD/config" "$BUILD/modules" "$PACK/build/" 2>/dev/null || true
+{
+  echo "packed $(date -u +%Y-%m-%dT%H:%MZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(uname -m)"
+  echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "build: $(cat "$BUILD/config")"
+} >"$PACK/PACKED"
+echo "offline_pack: $PACK: $(wc -l <"$PACK/packages") packages ($(du -sh "$PACK/debs" | cut -f1)), the built programs" \
+     "($(du -sh "$PACK/build" | cut -f1)); run there: tools/offline_run.sh $PACK OUT_DIR [SECONDS]"
