@@ -109,14 +109,14 @@ STAGE_NAMES = $(foreach s,$(STAGES),$(firstword $(subst /, ,$(s))))
 STAGE_BINS  = $(addprefix $(BUILD)/bin/,$(STAGE_NAMES))
 export ZC_STAGES = $(STAGE_NAMES)
 UNIT_TESTS  = test_kernels test_dtype test_mem test_args test_data test_safetensors test_manifest test_theory test_comm_model test_compare
-MULTI_TESTS = test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
+MULTI_TESTS = test_comm test_comm_device test_lc1 test_lc2 test_lc3 test_lc4 test_lc5
 STAGE_TESTS = test_lc0
 GPU_TESTS   = $(if $(filter 1,$(CUDA)),test_kernels_cuda)
 # Single processes, no MPI: linked without it, so a module of theirs that
 # reached up into rt or comm would not link.
 $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(GPU_TESTS)): TEST_LDLIBS = $(UNIT_LDLIBS)
 TEST_LDLIBS = $(LDLIBS)
-TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank validate_trace sign_manifest \
+TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank validate_trace sign_manifest model_diff \
                                      test_harness comm_misuse)
 
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))

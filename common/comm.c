@@ -4,6 +4,7 @@
 #include "comm_backend.h"
 #include "base.h"
 #include "comm_p2p.h"
+#include "file.h"
 #include "mem.h"
 #include "clock.h"
 #include "print.h"
@@ -106,7 +107,9 @@ static void poison_value(DType dt, unsigned char *v) {
 
 // Fills n elements of type dt at p with poison, on the host or the GPU.
 static void poison(void *p, size_t n, DType dt) {
-    static unsigned char pattern[1 << 16];  // a GPU buffer is poisoned from here, a chunk at a time
+    // A GPU buffer is poisoned from here, a chunk at a time; one per thread,
+    // since the caller (at a launch) and the comm thread (after a run) both poison.
+    static _Thread_local unsigned char pattern[1 << 16];
     size_t esz = dtype_size(dt), per = sizeof pattern / esz;
     unsigned char v[8];
     poison_value(dt, v);
@@ -140,7 +143,21 @@ static uint64_t input_hash(const CommOp *o) {
     const void *p;
     size_t bytes;
     input_of(o, &p, &bytes);
-    return bytes && !mem_is_gpu(p) ? XXH3_64bits(p, bytes) : 0;  // GPU buffers: not checked
+    if (!bytes) return 0;
+    if (!mem_is_gpu(p)) return XXH3_64bits(p, bytes);
+    // A GPU buffer is hashed through host memory, a chunk at a time. mem_copy
+    // runs on the compute stream and waits for it, so the hash at the launch
+    // sees what the kernels queued before it wrote, and the one before the run
+    // what was queued since: a kernel writing into an input in flight too.
+    static _Thread_local unsigned char chunk[1 << 16];
+    FileHash h;
+    file_hash_begin(&h);
+    for (size_t i = 0; i < bytes; i += sizeof chunk) {
+        size_t n = bytes - i < sizeof chunk ? bytes - i : sizeof chunk;
+        mem_copy(chunk, (const char *)p + i, n);
+        file_hash_add(&h, chunk, n);
+    }
+    return file_hash_value(&h);
 }
 
 static int overlaps(const void *a, size_t an, const void *b, size_t bn) {

@@ -175,6 +175,17 @@ printf '{"traceEvents":[{"ph":"E","pid":0,"tid":0,"ts":1}]}\n' >"$tmp/bad.json"
 if ! "$BUILD/test/validate_trace" "$tmp/bad.json" >/dev/null 2>&1; then ok=$((ok + 1))
 else bad=$((bad + 1)); echo "FAIL: validate_trace accepted an unbalanced trace"; fi
 
+# model_diff (test_gpu.sh's comparison of parameters): 0 within the tolerance,
+# 1 beyond it, 2 for a file it cannot read.
+"$lc0" $small --save-model "$tmp/m1.st" >/dev/null 2>&1
+"$lc0" $small --steps 3 --save-model "$tmp/m2.st" >/dev/null 2>&1
+"$BUILD/test/model_diff" "$tmp/m1.st" "$tmp/m1.st" 0 >/dev/null 2>&1; r1=$?
+"$BUILD/test/model_diff" "$tmp/m1.st" "$tmp/m2.st" 1e-6 >/dev/null 2>&1; r2=$?
+"$BUILD/test/model_diff" "$tmp/m1.st" "$tmp/m2.st" 1 >/dev/null 2>&1; r3=$?
+"$BUILD/test/model_diff" "$tmp/m1.st" "$tmp/none.st" 1 >/dev/null 2>&1; r4=$?
+if [ "$r1 $r2 $r3 $r4" = "0 1 0 2" ]; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: model_diff: same, differing, within 1, missing gave $r1 $r2 $r3 $r4 (want 0 1 0 2)"; fi
+
 # lc5 in fp32 computes exactly what lc4 does: the same model file, byte for byte.
 for n in 2 3; do
   tools/launch $n "$BUILD/bin/lc4_zero3" $small --steps 5 --clip 0.1 --save-model "$tmp/a.st" >/dev/null 2>&1

@@ -38,8 +38,16 @@ printf '#!/bin/sh\nNCCL_HOSTID=rank${OMPI_COMM_WORLD_RANK:-0} exec "$@"\n' >"$ou
 chmod +x "$out/hostid.sh"
 fails=0 checks=0
 
-# same NAME TOL LOG_A LOG_B: every step's loss within TOL relative.
+# same NAME TOL LOG_A LOG_B: every step's loss within TOL relative; and where
+# both runs saved their model (LOG.st), every tensor within TOL in relative L2
+# distance (tests/model_diff.c; the 16-bit types' are the loss tolerances
+# until a GPU run measures the real gaps, which model_diff prints).
 same() {
+  if [ -s "$3.st" ] && [ -s "$4.st" ]; then
+    checks=$((checks + 1))
+    if "$BUILD/test/model_diff" "$3.st" "$4.st" "$2" >"$out/diff" 2>&1; then echo "ok   $1: model $(tail -n 1 "$out/diff")"
+    else echo "FAIL $1: model $(tail -n 1 "$out/diff")"; fails=$((fails + 1)); fi
+  fi
   checks=$((checks + 1))
   worst=$(paste "$3" "$4" | awk 'NF != 4 || $1 != $3 { print "mismatch"; exit }
     { d = $2 - $4; if (d < 0) d = -d; r = d / ($4 < 0 ? -$4 : $4); if (r > w) w = r }
@@ -53,7 +61,8 @@ same() {
 run() {
   name=$1 n=$2 stage=$3; shift 3
   # shellcheck disable=SC2086
-  if ! tools/launch "$n" ${WRAP:-} "$B/$stage" $ARGS --loss-log "$out/$name" "$@" >"$out/$name.out" 2>&1; then
+  if ! tools/launch "$n" ${WRAP:-} "$B/$stage" $ARGS --loss-log "$out/$name" --save-model "$out/$name.st" "$@" \
+       >"$out/$name.out" 2>&1; then
     echo "FAIL $name: $stage exited non-zero"; tail -3 "$out/$name.out"; fails=$((fails + 1))
     : >"$out/$name"
   fi
@@ -125,12 +134,38 @@ for sc in lc4_zero3::1e-5 "lc5_mixed_precision:--dtype bf16:2e-3"; do
   tail -n 15 "$out/$st.ck.full" >"$out/$st.ck.tail"
   same "$st: the GPU's checkpoint resumed on the CPU at N=3" "$tol" "$out/$st.ck.cpu" "$out/$st.ck.tail"
 done
-# Every collective of every host backend on GPU buffers: no wrong element.
+# bench_comm on GPU buffers, NCCL and the host backends: no wrong element in
+# any row (size count type redop time algbw busbw #wrong calls).
 checks=$((checks + 1))
-if tools/launch 2 "$BUILD/bin/bench_comm" -d cuda -B 'mpi ring naive' -b 1K -e 1M -f 8 -w 1 -n 2 >"$out/bench" 2>&1 &&
-   awk '!/^#/ && NF == 8 { rows++; if ($8 != 0) bad++ } END { exit !(rows > 0 && bad == 0) }' "$out/bench"; then
+if tools/launch 2 "$out/hostid.sh" "$BUILD/bin/bench_comm" -d cuda -B 'nccl mpi ring naive' -b 1K -e 1M -f 8 -w 1 -n 2 \
+     >"$out/bench" 2>&1 &&
+   awk '!/^#/ && NF == 9 { rows++; if ($8 != 0) bad++ } END { exit !(rows > 0 && bad == 0) }' "$out/bench"; then
   echo "ok   bench_comm -d cuda: every backend, every size, #wrong 0"
 else echo "FAIL bench_comm -d cuda"; tail -5 "$out/bench"; fails=$((fails + 1)); fi
+
+# Every collective on GPU buffers, NCCL's too, element by element: fp32, bf16,
+# fp16, in and out of place, uneven sizes (tests/test_comm_device.c), at N = 1
+# and, one host id per rank, at 2 and 3.
+for n in 1 2 3; do
+  checks=$((checks + 1))
+  if COMM_TEST_DEVICE=cuda tools/launch "$n" "$out/hostid.sh" "$BUILD/test/test_comm_device" >"$out/coll" 2>&1; then
+    echo "ok   every collective on GPU buffers, every backend with NCCL, N=$n"
+  else echo "FAIL collectives on GPU buffers, N=$n"; tail -5 "$out/coll"; fails=$((fails + 1)); fi
+done
+# lc5 in bf16 over NCCL at N = 2, and a checkpoint saved over NCCL resumed
+# there bit for bit.
+run lc5.bf16.cpu2 2 lc5_mixed_precision --dtype bf16
+WRAP=$out/hostid.sh run lc5.bf16.nccl2 2 lc5_mixed_precision --dtype bf16 --device cuda --comm nccl
+same "lc5_mixed_precision bf16 gpu N=2 nccl" 2e-3 "$out/lc5.bf16.nccl2" "$out/lc5.bf16.cpu2"
+WRAP=$out/hostid.sh run lc5.nccl.ck.a 2 lc5_mixed_precision --dtype bf16 --device cuda --comm nccl --steps 15 \
+  --save-dir "$out/lc5.nccl.ck"
+WRAP=$out/hostid.sh run lc5.nccl.ck.b 2 lc5_mixed_precision --dtype bf16 --device cuda --comm nccl \
+  --resume "$out/lc5.nccl.ck"
+checks=$((checks + 1))
+if cat "$out/lc5.nccl.ck.a" "$out/lc5.nccl.ck.b" | cmp -s - "$out/lc5.bf16.nccl2" &&
+   cmp -s "$out/lc5.nccl.ck.b.st" "$out/lc5.bf16.nccl2.st"; then
+  echo "ok   lc5 bf16: a checkpoint saved over NCCL resumes there bit for bit"
+else echo "FAIL lc5 bf16: the run resumed over NCCL differs from the uninterrupted one"; fails=$((fails + 1)); fi
 
 # Without host ids, ranks on one GPU are refused with one line, exit 2.
 if [ "$gpus" -lt 2 ]; then
