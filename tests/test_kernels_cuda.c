@@ -408,6 +408,38 @@ START_TEST(test_dt_kernels) {
 }
 END_TEST
 
+// Shapes where cuBLAS may split K (small M x N, large K: lc5's weight
+// gradients, out x in summed over the batch). Operands are halves in [-2, 2],
+// so every product is a multiple of 1/4 and every partial sum over these K is
+// exact in fp32: a product that rounds each fp32 sum once to dt gives the CPU's
+// bits exactly, and one that adds split-K partial sums in dt (rounding twice,
+// what CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION forbids) does not.
+START_TEST(test_split_k) {
+    int shapes[][3] = { { 8, 8, 65536 }, { 27, 128, 4096 }, { 64, 64, 16384 }, { 1, 256, 32768 } };
+    DType types[] = { DT_BF16, DT_F16 };
+    for (int q = 0; q < 2; q++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            DType dt = types[q];
+            int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+            float *af = host_rand(na, -2.49f, 2.49f), *bf = host_rand(nb, -2.49f, 2.49f);
+            for (size_t i = 0; i < na; i++) af[i] = roundf(2 * af[i]) / 2;
+            for (size_t i = 0; i < nb; i++) bf[i] = roundf(2 * bf[i]) / 2;
+            void *A = mem_alloc_host(MEM_DATA, na * 2), *B = mem_alloc_host(MEM_DATA, nb * 2);
+            void *C = mem_alloc_host(MEM_DATA, nc * 2), *gC;
+            ON_CPU(cast_from_f32(A, af, dt, na); cast_from_f32(B, bf, dt, nb); matmul_to_dt(C, A, B, dt, M, N, K, 1, 0));
+            void *gA = to_gpu(A, na * 2), *gB = to_gpu(B, nb * 2);
+            ON_GPU(gC = mem_alloc_gpu(MEM_ACTIVATIONS, nc * 2); matmul_to_dt(gC, gA, gB, dt, M, N, K, 1, 0));
+            void *hC = from_gpu(gC, nc * 2);
+            char what[64];
+            snprintf(what, sizeof what, "matmul_to_dt %s %dx%dx%d (split-K)", dtype_name(dt), M, N, K);
+            assert_same_bits(hC, C, nc * 2, what, nc);
+            void *all[] = { af, bf, A, B, C, gA, gB, gC, hC };
+            free_all(all, 9);
+        }
+}
+END_TEST
+
 static Suite *suite(void) {
     rng = rng_stream(4242, 0);
     Suite *s = suite_create("kernels_cuda");
@@ -421,6 +453,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_mixed_precision);
     tcase_add_test(tc, test_matmul_dt);
     tcase_add_test(tc, test_dt_kernels);
+    tcase_add_test(tc, test_split_k);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -460,7 +493,7 @@ int main(void) {
             printf("test_kernels_cuda: FAILED, nvidia-smi lists %d GPU(s) but none could be opened: %s\n", listed, why);
             return EXIT_FAILURE;
         }
-        printf("test_kernels_cuda: SKIPPED, 7 GPU-vs-CPU tests not run: %s\n", why);
+        printf("test_kernels_cuda: SKIPPED, 8 GPU-vs-CPU tests not run: %s\n", why);
         return 77;  // skipped, not passed: tests/run.sh counts it so
     }
     kernels_init();
