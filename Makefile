@@ -118,6 +118,11 @@ $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(GPU_TESTS)): TEST_LDLIBS = $(UNIT_LDL
 TEST_LDLIBS = $(LDLIBS)
 TEST_BINS = $(addprefix $(BUILD)/test/,$(UNIT_TESTS) $(MULTI_TESTS) $(STAGE_TESTS) $(GPU_TESTS) abort_one_rank validate_trace sign_manifest model_diff \
                                      test_harness comm_misuse)
+# A CUDA build's fault injector for NCCL waits (tests/nccl_fault.c), preloaded by test_gpu.sh.
+TEST_BINS += $(if $(filter 1,$(CUDA)),$(BUILD)/test/libnccl_fault.so)
+$(BUILD)/test/libnccl_fault.so: tests/nccl_fault.c $(BUILD)/config
+	@mkdir -p $(dir $@)
+	$(call show,CC,$<)$(CC) -std=c11 -O2 -Wall -Wextra -fPIC -shared -I$(CUDA_HOME)/include -I$(NCCL_INC) $< -ldl -o $@
 
 COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # Everything compiled remembers its flags and whether it was built with CUDA:

@@ -167,6 +167,21 @@ if cat "$out/lc5.nccl.ck.a" "$out/lc5.nccl.ck.b" | cmp -s - "$out/lc5.bf16.nccl2
   echo "ok   lc5 bf16: a checkpoint saved over NCCL resumes there bit for bit"
 else echo "FAIL lc5 bf16: the run resumed over NCCL differs from the uninterrupted one"; fails=$((fails + 1)); fi
 
+# A NCCL failure (injected by tests/nccl_fault.c: streams never finish, NCCL
+# reports a remote error) stops every rank within seconds, naming the
+# collective, where a blocking wait would hang forever.
+if [ -f "$BUILD/test/libnccl_fault.so" ]; then
+  checks=$((checks + 1))
+  t0=$(date +%s)
+  LD_PRELOAD=$(pwd)/$BUILD/test/libnccl_fault.so NCCL_FAULT_AFTER=200 timeout 120 tools/launch 2 "$out/hostid.sh" \
+    "$B/lc1_distributed_adam" $ARGS --device cuda --comm nccl >/dev/null 2>"$out/fault.err"
+  rc=$? took=$(($(date +%s) - t0))
+  if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -lt 60 ] &&
+     grep -qE "nccl [a-z_]+ of [0-9]+ [a-z0-9]+ elements failed: .*the communicator was aborted" "$out/fault.err"; then
+    echo "ok   a NCCL failure stops every rank in $took s, naming the collective"
+  else echo "FAIL a NCCL failure: exit $rc after $took s"; head -3 "$out/fault.err"; fails=$((fails + 1)); fi
+fi
+
 # Without host ids, ranks on one GPU are refused with one line, exit 2.
 if [ "$gpus" -lt 2 ]; then
   checks=$((checks + 1))

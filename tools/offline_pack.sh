@@ -28,7 +28,8 @@ ompi_lib=$(ompi_info --path libdir --parsable 2>/dev/null | sed -n 's/^path:libd
 ompi_pkglib=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
 [ -d "$ompi_pkglib" ] || { echo "offline_pack: Open MPI's components not found (ompi_info)" >&2; exit 2; }
 pmix_plugins=$(dpkg -L libpmix2 2>/dev/null | grep '/pmix/.*\.so$' || true)
-loaders="$BUILD/bin/* $BUILD/test/test_kernels_cuda $(command -v orterun) $(command -v orted) $ompi_pkglib/*.so $pmix_plugins"
+gpu_tests="test_kernels_cuda test_comm_device model_diff libnccl_fault.so"  # what tests/test_gpu.sh runs
+loaders="$BUILD/bin/* $(for t in $gpu_tests; do echo "$BUILD/test/$t"; done) $(command -v orterun) $(command -v orted) $ompi_pkglib/*.so $pmix_plugins"
 for f in $loaders; do
   [ -f "$f" ] || continue
   ldd "$f" 2>/dev/null | awk '$3 ~ /^\// { print $3 }'
@@ -47,7 +48,7 @@ done <"$tmp/libs" | cut -d: -f1 | sort -u >"$tmp/pkgs"
 # The built programs the GPU list runs (no rebuild there: no compiler, Check,
 # Jansson or xxHash headers are needed).
 cp "$BUILD"/bin/* "$PACK/build/bin/"
-[ -x "$BUILD/test/test_kernels_cuda" ] && cp "$BUILD/test/test_kernels_cuda" "$PACK/build/test/"
+for t in $gpu_tests; do [ -f "$BUILD/test/$t" ] && cp "$BUILD/test/$t" "$PACK/build/test/"; done
 cp "$BUILD/config" "$BUILD/modules" "$PACK/build/" 2>/dev/null || true
 {
   echo "packed $(date -u +%Y-%m-%dT%H:%MZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(uname -m)"
