@@ -38,27 +38,13 @@ command -v ip >/dev/null && command -v unshare >/dev/null || skip "ip (iproute2)
 # ------------------------------------------------------------------------------
 # the nodes
 
-prefix=zc$$ bridge=zcb$$
+. tests/nodes.sh
+prefix=zc$$
 export NODE_NETNS_PREFIX=$prefix
-cleanup() {
-  for k in 1 2 3; do
-    pids=$(ip netns pids "${prefix}node$k" 2>/dev/null)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    ip netns del "${prefix}node$k" 2>/dev/null
-  done
-  ip link del "$bridge" 2>/dev/null
-  rm -rf "$tmp"
-}
+cleanup() { nodes_remove; rm -rf "$tmp"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-ip link add "$bridge" type bridge 2>/dev/null || skip "cannot make a bridge here (no network namespaces?)"
-ip link set "$bridge" up
-for k in 1 2 3; do
-  ns=${prefix}node$k
-  ip netns add "$ns" && ip link add "${prefix}v$k" type veth peer name eth0 netns "$ns" &&
-    ip link set "${prefix}v$k" master "$bridge" up && ip -n "$ns" addr add "198.18.0.$((10 + k))/24" dev eth0 &&
-    ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || skip "cannot make node $k"
-done
+nodes_make "$prefix" 3 || skip "$nodes_why"
 unshare --uts true 2>/dev/null || skip "cannot make a UTS namespace"
 
 # on_node K COMMAND...: COMMAND on node K (its namespaces, its host name),

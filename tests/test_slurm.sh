@@ -25,31 +25,20 @@ for c in ip unshare munged slurmctld slurmd srun salloc scontrol; do
 done
 [ -r /etc/munge/munge.key ] || skip "munge has no key (/etc/munge/munge.key)"
 
-prefix=zs$$ bridge=zsb$$
+. tests/nodes.sh
+prefix=zs$$
 # Everything the nodes read or write lives outside /tmp, which each node has of its own.
 work=$(mktemp -d /var/tmp/zc_slurm.XXXXXX) || exit 2
 conf=$work/slurm
 mkdir -p "$conf/state" "$conf/log" "$conf/munge"
 cleanup() {
-  for k in 1 2; do
-    pids=$(ip netns pids "${prefix}node$k" 2>/dev/null)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    ip netns del "${prefix}node$k" 2>/dev/null
-  done
+  nodes_remove
   [ -f "$conf/munge/pid" ] && kill "$(cat "$conf/munge/pid")" 2>/dev/null
-  ip link del "$bridge" 2>/dev/null
   rm -rf "$tmp" "$work"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-ip link add "$bridge" type bridge 2>/dev/null || skip "cannot make a bridge here"
-ip link set "$bridge" up
-for k in 1 2; do
-  ns=${prefix}node$k
-  ip netns add "$ns" && ip link add "${prefix}v$k" type veth peer name eth0 netns "$ns" &&
-    ip link set "${prefix}v$k" master "$bridge" up && ip -n "$ns" addr add "198.18.0.$((10 + k))/24" dev eth0 &&
-    ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || skip "cannot make node $k"
-done
+nodes_make "$prefix" 2 || skip "$nodes_why"
 
 # munge, on a socket of this run's (the slurm daemons and commands are told it).
 chown munge "$conf/munge" 2>/dev/null
