@@ -155,6 +155,12 @@ START_TEST(test_model_state_and_comm_exact) {
             uint64_t others = 0;
             for (int k = 0; k < COLL_NKIND; k++) others += k == COLL_ALL_REDUCE ? 0 : t.comm.kind[k].calls;
             CK_ALL(others == 0, "collectives other than all-reduce during training");
+            // The loss, summed for the log: one double a step. Summing more than
+            // the one variable reads, and writes back, whatever lies beside it.
+            const CommCount *mt = &t.comm.metrics;
+            CK_ALL(mt->calls == steps && mt->payload == steps * 8, "the loss was summed over ranks as %llu bytes "
+                   "in %llu calls over %llu steps: comm_metric_sum of the one double, once a step",
+                   (unsigned long long)mt->payload, (unsigned long long)mt->calls, (unsigned long long)steps);
             trainer_teardown(&t);
         }
     }
@@ -198,7 +204,7 @@ static int checks(Graded *g) {
     int n = 0;
     g[n++] = (Graded){ "lc1.1a", 10, "1 2 3 4", "the whole stage: lc0's losses and model, every rank alike", test_follows_lc0 };
     g[n++] = (Graded){ "lc1.1b", 10, "1 2 3 4", "one step's gradient: the mean over the global batch, accum 3", test_step_gradient };
-    g[n++] = (Graded){ "lc1.1c", 5, "1 2 3 4", "one all-reduce of 4Ψ per step whatever accum; model state 16Ψ", test_model_state_and_comm_exact };
+    g[n++] = (Graded){ "lc1.1c", 5, "1 2 3 4", "one all-reduce of 4Ψ per step whatever accum, the loss one double; model state 16Ψ", test_model_state_and_comm_exact };
     g[n++] = (Graded){ "lc1.5a", 5, "2 3 4", "comm_theory: the ring model's bytes, equal to what was sent", test_comm_theory };
     g[n++] = (Graded){ "clipping-engaged", 0, "", "clipping-engaged", test_clipping_engaged };
     g[n++] = (Graded){ "follows-lc0-hand-written-collectives", 0, "", "follows-lc0-hand-written-collectives", test_follows_lc0_hand_written_collectives };
