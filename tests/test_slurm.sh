@@ -1,7 +1,7 @@
 #!/bin/bash
 # The README's Slurm recipe, tried: a Slurm cluster of two nodes made on one
-# machine as tests/test_nodes.sh makes them (network, UTS and mount namespaces:
-# each node has its own host name and its own /tmp, as real nodes do), with
+# machine as tests/test_nodes.sh makes them (network and UTS namespaces: each
+# node has its own host name, and its own TmpFS folder), with
 # its own munged, slurmctld and one slurmd per node. Both ways of starting a
 # stage under Slurm must train lc4 at N = 4 on 2 nodes exactly as the one-host
 # run with the same nodes emulated (loss log and model, bit for bit), and the
@@ -27,10 +27,11 @@ done
 
 . tests/nodes.sh
 prefix=zs$$
-# Everything the nodes read or write lives outside /tmp, which each node has of its own.
+# The daemons' files and each node's own temporary folder (TmpFS, where PMIx
+# makes its per-step folders, whose names would clash on a shared /tmp).
 work=$(mktemp -d /var/tmp/zc_slurm.XXXXXX) || exit 2
 conf=$work/slurm
-mkdir -p "$conf/state" "$conf/log" "$conf/munge"
+mkdir -p "$conf/state" "$conf/log" "$conf/munge" "$conf/tmp-node1" "$conf/tmp-node2"
 cleanup() {
   nodes_remove
   [ -f "$conf/munge/pid" ] && kill "$(cat "$conf/munge/pid")" 2>/dev/null
@@ -65,6 +66,7 @@ MpiDefault=none
 ReturnToService=2
 StateSaveLocation=$conf/state
 SlurmdSpoolDir=$conf/spool-%n
+TmpFS=$conf/tmp-%n
 SlurmctldPidFile=$conf/slurmctld.pid
 SlurmdPidFile=$conf/slurmd-%n.pid
 SlurmctldLogFile=$conf/log/slurmctld.log
@@ -75,11 +77,10 @@ PartitionName=all Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF=$conf/slurm.conf
 
-# on_node K COMMAND...: COMMAND on node K, with its own host name and /tmp.
+# on_node K COMMAND...: COMMAND on node K, with its own host name.
 on_node() {
   local k=$1; shift
-  timeout 300 ip netns exec "${prefix}node$k" unshare --uts --mount \
-    sh -c 'mount -t tmpfs tmpfs /tmp && hostname "$0" && exec "$@"' "node$k" "$@"
+  timeout 300 ip netns exec "${prefix}node$k" unshare --uts sh -c 'hostname "$0" && exec "$@"' "node$k" "$@"
 }
 on_node 1 slurmctld -c || skip "slurmctld does not start (see $conf/log)"
 for k in 1 2; do on_node "$k" slurmd -N "node$k" || skip "slurmd does not start on node$k"; done
