@@ -320,6 +320,13 @@ void comm_staging_held(size_t *host, size_t *gpu) {
     comm_staging_bytes(host, gpu);
 #endif
 }
+void comm_release_buffers(void) {
+    comm_wait(q.head - 1);
+    if (q.backend->release) q.backend->release();
+#ifdef ZC_CUDA
+    comm_staging_free();
+#endif
+}
 int comm_nodes(void) { return p2p_nodes(); }
 int comm_ranks_per_node(void) { return p2p_per_node(); }
 int comm_node_of(int rank) { return p2p_node_of(rank); }

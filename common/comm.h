@@ -74,6 +74,9 @@ void comm_link(double *latency, double *per_byte);
 // Bytes the staging buffers of a CUDA run hold now, page-locked host and GPU
 // (part of comm_buffers; 0 without CUDA).
 void comm_staging_held(size_t *host, size_t *gpu);
+// After what is in flight, gives back what the backends keep between calls
+// (scratch, staging); they grow again when next needed.
+void comm_release_buffers(void);
 // Registers the one observer of finished collectives (NULL: none).
 void comm_observe(CommObserver fn);
 // Strict (grading) mode, on or off, after what is in flight. In it a request

@@ -15,7 +15,9 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 B=$BUILD/bin
 out=$(mktemp -d) || exit 2
-trap 'rm -rf "$out"' EXIT
+# TEST_GPU_KEEP=FILE.tgz: every run's output and logs kept there (a first run on a new machine).
+trap '[ -n "${TEST_GPU_KEEP:-}" ] && tar -czf "$TEST_GPU_KEEP" -C "$out" . 2>/dev/null; rm -rf "$out"' EXIT
+trap 'exit 143' TERM  # (stopped by a time limit: the logs are still kept)
 
 probe=$("$B/lc0_adam" --device cuda --steps 1 --log-every 0 --sample 0 2>&1 >/dev/null)
 rc=$?
@@ -139,7 +141,7 @@ done
 checks=$((checks + 1))
 if tools/launch 2 "$out/hostid.sh" "$BUILD/bin/bench_comm" -d cuda -B 'nccl mpi ring naive' -b 1K -e 1M -f 8 -w 1 -n 2 \
      >"$out/bench" 2>&1 &&
-   awk '!/^#/ && NF == 9 { rows++; if ($8 != 0) bad++ } END { exit !(rows > 0 && bad == 0) }' "$out/bench"; then
+   awk '$1 ~ /^[0-9]+$/ && NF == 9 { rows++; if ($8 != 0) bad++ } END { exit !(rows > 0 && bad == 0) }' "$out/bench"; then
   echo "ok   bench_comm -d cuda: every backend, every size, #wrong 0"
 else echo "FAIL bench_comm -d cuda"; tail -5 "$out/bench"; fails=$((fails + 1)); fi
 
