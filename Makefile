@@ -30,9 +30,9 @@ SAN     ?=
 PKGS     = ompi-c openblas check libxxhash jansson
 # Evaluated when a recipe runs, which is after `deps` has installed the packages.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -ldnnl -lgomp
 # The single-process suites link without Open MPI (see UNIT_TESTS).
-UNIT_LIBS  = $(shell pkg-config --libs openblas check libxxhash jansson)
+UNIT_LIBS  = $(shell pkg-config --libs openblas check libxxhash jansson) -ldnnl -lgomp
 # The kernels' loops vectorize (gcc's -O2 alone does not), with the same bits as
 # scalar code: no reassociation without -ffast-math, and SSE's sqrt and division
 # are IEEE's. Without errno, sqrtf is one instruction, which lets Adam vectorize.
@@ -59,7 +59,7 @@ endif
 
 # common/, floor by floor from the ground (README, "Layout"): a module calls
 # only modules listed before it (tests/test_layers.sh checks the objects).
-COMMON   = base clock print exercise file env args theory dtype rng $(CUDA_LOW) mem comm_backend comm_model comm_p2p comm_mpi comm_ring \
+COMMON   = base clock print exercise file env args theory dtype rng gemm $(CUDA_LOW) mem comm_backend comm_model comm_p2p comm_mpi comm_ring \
            comm_tree comm_rd comm_hier comm_auto $(CUDA_MID) \
            data safetensors mlp shards manifest comm kernels_cpu rt trace report checkpoint
 
@@ -129,7 +129,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests bench-comm bench-collectives bench-checkpoint bench-gpu plan compare stages FORCE \
+.PHONY: all build run test sanitize clean deps tests gemm-choice bench-comm bench-collectives bench-checkpoint bench-gpu plan compare stages FORCE \
         exercise grade solution diff diff-mine mine grade-selftest grade-mutants
 .DEFAULT_GOAL := all
 
@@ -140,7 +140,7 @@ deps:
 	@tools/install_deps.sh
 
 TOOL_BINS = $(BUILD)/bin/bench_comm $(BUILD)/bin/bench_adam $(BUILD)/bin/plan $(BUILD)/bin/compare \
-            $(BUILD)/bin/consolidate $(BUILD)/bin/bench_checksum
+            $(BUILD)/bin/consolidate $(BUILD)/bin/bench_checksum $(BUILD)/bin/bench_gemm
 
 build: $(STAGE_BINS) $(TEST_BINS) $(TOOL_BINS)
 
@@ -174,6 +174,22 @@ $(BUILD)/bin/$(firstword $(subst /, ,$(1))): $(1).c $(BUILD)/lib/libcommon.a $(H
 	$$(call show,CC,$$<)$$(CC) $$(CFLAGS) $$< $(BUILD)/lib/libcommon.a $$(LDLIBS) -o $$@
 endef
 $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
+
+# The fp32 product's library, measured once per build folder: bench_gemm times
+# OpenBLAS and oneDNN on the course's products and writes the faster one into
+# gemm_choice.h, which only gemm.c reads (make gemm-choice measures again).
+$(BUILD)/bin/bench_gemm: tools/bench_gemm.c $(BUILD)/config
+	@mkdir -p $(dir $@)
+	$(call show,CC,$<)$(CC) $(CFLAGS) $< $(PKG_LIBS) -lm -o $@
+$(BUILD)/gemm_choice.h: | $(BUILD)/bin/bench_gemm
+	$(call show,GEMM,$@)$(BUILD)/bin/bench_gemm --header $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/common/gemm.o: common/gemm.c $(HEADERS) $(BUILD)/gemm_choice.h
+	@mkdir -p $(dir $@)
+	$(call show,CC,$<)$(CC) $(CFLAGS) -include $(BUILD)/gemm_choice.h -c $< -o $@
+gemm-choice: deps
+	@rm -f $(BUILD)/gemm_choice.h
+	@$(MAKE) --no-print-directory $(BUILD)/gemm_choice.h
+	@cat $(BUILD)/gemm_choice.h
 
 $(BUILD)/bin/%: tools/%.c $(BUILD)/lib/libcommon.a $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -14,18 +14,20 @@
 typedef struct {
     const char *name;
     double lo, hi;            // a number in [lo, hi]; lo > hi: not a number (checked by its reader)
-    const char *unit;         // how the refusal names the value
+    const char *unit;         // how the refusal names the value; for a word: the words it may be
+    int word;                 // 1: one of the words in unit, whole
 } Var;
 
 static const Var vars[] = {
-    { "ZC_START_TIMEOUT_S", 1, 86400, "whole seconds" },
-    { "ZC_HOST_MEM_MB", 1, 1e9, "whole MiB" },
-    { "ZC_TRACE_LIMIT_KB", 1, 1e9, "whole KiB" },
-    { "ZC_LINK", 1, 0, NULL },
-    { "ZC_COMM_FIT", 1, 0, NULL },
-    { "ZC_POOL_RELEASE", 0, 1, "0 or 1" },
-    { "ZC_CKPT_KILL_AT", 1, 1e9, "a step" },
-    { "ZC_GRADING", 1, 0, NULL },
+    { "ZC_START_TIMEOUT_S", 1, 86400, "whole seconds", 0 },
+    { "ZC_HOST_MEM_MB", 1, 1e9, "whole MiB", 0 },
+    { "ZC_TRACE_LIMIT_KB", 1, 1e9, "whole KiB", 0 },
+    { "ZC_LINK", 1, 0, NULL, 0 },
+    { "ZC_COMM_FIT", 1, 0, NULL, 0 },
+    { "ZC_POOL_RELEASE", 0, 1, "0 or 1", 0 },
+    { "ZC_CKPT_KILL_AT", 1, 1e9, "a step", 0 },
+    { "ZC_GRADING", 1, 0, NULL, 0 },
+    { "ZC_GEMM", 1, 0, "openblas onednn", 1 },
 };
 #define NVARS (int)(sizeof vars / sizeof vars[0])
 
@@ -50,11 +52,24 @@ static int parse(const Var *v, const char *s, double *x) {
     return 1;
 }
 
+// 1 if s is, whole, one of the space-separated words.
+static int one_of(const char *words, const char *s) {
+    size_t n = strlen(s);
+    if (strpbrk(s, " \t\n\r\v\f")) return 0;  // one word, not several
+    for (const char *p = words; n && (p = strstr(p, s)) != NULL; p += n)
+        if ((p == words || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+    return 0;
+}
+
 const char *env_check(void) {
     static char why[300];
     for (int i = 0; i < NVARS; i++) {
         const char *s = getenv(vars[i].name);
         double x;
+        if (s && vars[i].word && !one_of(vars[i].unit, s)) {
+            snprintf(why, sizeof why, "%s='%s': expected one of: %s", vars[i].name, file_shown(s), vars[i].unit);
+            return why;
+        }
         if (!s || vars[i].lo > vars[i].hi || parse(&vars[i], s, &x)) continue;
         snprintf(why, sizeof why, "%s='%s': expected %s in [%.0f, %.0f]", vars[i].name, file_shown(s), vars[i].unit,
                  vars[i].lo, vars[i].hi);

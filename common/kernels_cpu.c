@@ -1,14 +1,14 @@
-// kernels_cpu: the CPU kernels. Matrix products go to CBLAS (OpenBLAS); the rest
-// are loops simple enough that the compiler vectorizes them. On a CUDA run each
-// function hands its work to the GPU version first (ON_GPU).
+// kernels_cpu: the CPU kernels. Matrix products go to gemm (OpenBLAS or oneDNN,
+// as measured); the rest are loops simple enough that the compiler vectorizes
+// them. On a CUDA run each function hands its work to the GPU version first (ON_GPU).
 #include "base.h"
 #include "clock.h"
 #include "exercise.h"
+#include "gemm.h"
 #include "kernels.h"
 #include "mem.h"
 #include "rng.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,9 +24,7 @@
 #define ON_GPU_RETURN(call) do { } while (0)
 #endif
 
-void kernels_init(void) {
-    if (!getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(1);
-}
+void kernels_init(void) { gemm_init(); }
 
 void kernels_wait(void) {
 #ifdef ZC_CUDA
@@ -43,9 +41,7 @@ void matmul(float *C, const float *A, const float *B, int M, int N, int K,
     compute_mark();
     ON_GPU(cuda_matmul(C, A, B, M, N, K, ta, tb, beta));
     int lda = ta ? M : K, ldb = tb ? K : N;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                M, N, K, 1.0f, A, lda > 0 ? lda : 1, B, ldb > 0 ? ldb : 1, beta, C,
-                N > 0 ? N : 1);
+    gemm_f32(ta, tb, M, N, K, A, lda > 0 ? lda : 1, B, ldb > 0 ? ldb : 1, beta, C, N > 0 ? N : 1);
 }
 
 void bias_add(float *Y, const float *b, int rows, int cols) {
@@ -272,9 +268,7 @@ static void matmul_tiles(void *C, DType ct, const void *A, const void *B, DType 
                 else widen_block(b, B, dt, N, 0, K, j0, nj);
             }
             float *c = tile ? tile : (float *)C + (size_t)i0 * N + j0;
-            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                        tb ? CblasTrans : CblasNoTrans, ni, nj, K, 1.0f, a, ta ? ni : k1, b,
-                        tb ? k1 : nj, beta, c, tile ? nj : N);
+            gemm_f32(ta, tb, ni, nj, K, a, ta ? ni : k1, b, tb ? k1 : nj, beta, c, tile ? nj : N);
             for (int i = 0; tile && i < ni; i++)
                 cast_from_f32((char *)C + ((size_t)(i0 + i) * N + j0) * dtype_size(ct), tile + (size_t)i * nj,
                               ct, (size_t)nj);

@@ -4,6 +4,7 @@
 #include "base.h"
 #include "data.h"
 #include "file.h"
+#include "gemm.h"
 #include "kernels.h"
 #include "rng.h"
 #include "rt.h"
@@ -221,6 +222,8 @@ MemReport report_memory(const char *formula, double formula_bytes) {
     v[RSS + 4] = (double)pm.shmem;
     comm_metric_max(v, NROW);
 
+    // Which library ran the products: what every step's time depends on most.
+    print0("\nmatmul: %s\n", rt.device == DEV_CUDA ? "cuBLAS, on the GPU" : gemm_library());
     print0("\nmemory per rank (max over %d rank%s)\n", rt.world, rt.world > 1 ? "s" : "");
     print0("  %-14s %12s %12s\n", "category", "current MiB", "peak MiB");
     for (int c = 0; c < MEM_NCAT; c++)

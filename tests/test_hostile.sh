@@ -275,6 +275,13 @@ expect 4 2 "ZC_LINK is not the same on every rank (rank 1's differs from rank 0'
 expect 2 2 "ZC_LINK is not the same on every rank (rank 1's differs" \
   sh -c "$one_rank" ZC_LINK=inter:20us,1GB/s "$lc1" $S --comm auto
 expect 2 2 "ZC_GRADING is not the same on every rank" sh -c "$one_rank" ZC_GRADING=1 "$lc3" $S
+# The products' library: one of two words, whole, and the same on every rank.
+for v in mkl '' 'onednn ' 'openblas onednn' ONEDNN; do
+  ZC_GEMM=$v expect 2 2 "ZC_GEMM='$v': expected one of: openblas onednn" "$lc1" $S
+done
+expect 2 2 "ZC_GEMM is not the same on every rank" sh -c "$one_rank" ZC_GEMM=onednn "$lc2" $S
+ZC_GEMM=onednn timeout 60 tools/launch 2 "$lc2" $S >"$tmp/out" 2>&1
+check "ZC_GEMM=onednn runs, and the report says so" grep -q "^matmul: oneDNN .* as ZC_GEMM asks" "$tmp/out"
 printf 'call 1e-6\nalpha 1e-6\nbeta 1e-9\ngamma 0\ndelta 0\n' >"$tmp/fit0"
 expect 2 2 "ZC_COMM_FIT is not the same on every rank" sh -c "$one_rank" "ZC_COMM_FIT=$tmp/fit0" "$lc1" $S --comm auto
 for v in 1e1 3abc abc '' 0 -3 nan 99999999999; do

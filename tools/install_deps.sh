@@ -7,7 +7,7 @@
 # fails, so `make` stops before a confusing compile error.
 set -eu
 
-PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev libxxhash-dev libjansson-dev pkg-config wamerican gnuplot-nox procps strace python3-venv"
+PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev libdnnl-dev libxxhash-dev libjansson-dev pkg-config wamerican gnuplot-nox procps strace python3-venv"
 
 missing=""
 for p in $PKGS; do

@@ -24,6 +24,9 @@ find Makefile common tests tools lc*_* -type f ! -name '*.md' | while read -r f;
   case $theirs in *" $f "*) [ -e "$MINE/$f" ] && mine=$MINE/$f ;; esac
   if ! cmp -s "$mine" "$src/$f"; then mkdir -p "$src/$(dirname "$f")"; cp "$mine" "$src/$f"; fi
 done
+# The reference build's choice of the products' library, measured once: the
+# learner's programs must multiply as the references did.
+[ -f "$BUILD/gemm_choice.h" ] && { cmp -s "$BUILD/gemm_choice.h" "$out/gemm_choice.h" || cp -p "$BUILD/gemm_choice.h" "$out/"; }
 targets=""
 for t in "$@"; do targets="$targets $out/$t"; done
 # The reference build's CUDA setting, so its objects serve here too.
