@@ -129,7 +129,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests gemm-choice bench-comm bench-collectives bench-checkpoint bench-gpu plan compare stages FORCE \
+.PHONY: all build run test sanitize clean deps tests gemm-choice bench-comm bench-collectives bench-checkpoint bench-gpu bench-step plan compare stages FORCE \
         exercise grade solution diff diff-mine mine grade-selftest grade-mutants
 .DEFAULT_GOAL := all
 
@@ -258,6 +258,12 @@ bench-checkpoint: deps
 bench-gpu: deps
 	@$(MAKE) --no-print-directory build
 	@BUILD=$(BUILD) tools/bench_gpu.sh $(BUILD)
+
+# Each stage's step on a GEMM-bound model beside its products' floor and, where
+# PyTorch is installed, PyTorch's step (tools/bench_step.sh: STEP_MODEL, STEP_N).
+bench-step: deps
+	@$(MAKE) --no-print-directory build
+	@tools/bench_step.sh $(BUILD)
 
 # The course side by side from the logs of make run: a table, and plots in build/plots.
 compare: deps

@@ -38,3 +38,14 @@ finish() {
   echo "$1: $ok passed, $bad failed"
   [ "$bad" -eq 0 ]
 }
+
+# descendants PID [NAME]: the processes below PID (children, theirs, ...), or
+# those of them whose name is NAME. A suite signals or limits its own ranks
+# this way, never by name across the machine, where other suites run the same
+# programs at the same time (tests/run.sh runs suites side by side).
+descendants() {
+  for c in $(pgrep -P "$1"); do
+    if [ -z "${2:-}" ] || [ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$2" ]; then echo "$c"; fi
+    descendants "$c" "${2:-}"
+  done
+}

@@ -15,7 +15,16 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 fi
-passed=0 failed=0 skipped=0 failures=""
+# Suites run side by side, TEST_JOBS at a time (default: the cores and one
+# more; most of a suite's time is mpirun starting and ranks waiting on one
+# another). Each suite's output is kept and printed whole, in the order the
+# suites were started, so the log reads as if they had run one after another.
+# `settle` waits for every suite started so far (what later suites need).
+jobs=${TEST_JOBS:-$(($(nproc) + 1))}
+case $jobs in '' | *[!0-9]* | 0) echo "run.sh: TEST_JOBS must be a whole number of suites, at least 1 (got '$jobs')" >&2; exit 2 ;; esac
+state=$(mktemp -d) || exit 2
+trap 'rm -rf "$state"' EXIT
+started=0 shown=0
 
 # run SECONDS NAME COMMAND...: a suite, stopped if it runs past SECONDS, so a
 # hang fails that suite in minutes, not the whole run at CI's limit. SECONDS is
@@ -23,22 +32,44 @@ passed=0 failed=0 skipped=0 failures=""
 # idle (measured 2026-11-24: unit suites 0-3 s, references 1 s, test_lc1-4 at
 # N = 1-4 at most 4 s, test_lc5 10-18 s, test_comm at N = 5-8 at most 3 s,
 # command line 128 s, faults 52 s, hostile 112 s, checkpoints 98 s, grading
-# 187 s), at least a minute; the GPU suite's is a guess (it has not run on a
-# GPU). Three times as long under the sanitizers.
+# 187 s), at least a minute, and twice that for the slowest suites, which share
+# the cores with others; the GPU suite's was measured on an H200 (110 s).
+# Three times as long under the sanitizers.
 run() {
   secs=$1 name=$2; shift 2
   [ "${SANITIZE:-0}" = 1 ] && secs=$((3 * secs))
+  while [ "$(ls "$state" | grep -c '\.running$')" -ge "$jobs" ]; do show; sleep 0.2; done
+  started=$((started + 1))
+  id=$started
+  : >"$state/$id.running"
+  (suite "$secs" "$name" "$@" >"$state/$id.out" 2>&1; mv "$state/$id.running" "$state/$id.done") &
+}
+suite() {
+  secs=$1 name=$2; shift 2
   echo "== $name"
   t0=$(date +%s)
-  if timeout "$secs" "$@"; then passed=$((passed + 1))
+  if timeout "$secs" "$@" </dev/null; then echo passed >"$state/$id.result"
   else
     rc=$?
     # 77: the suite cannot run here and said why (it is not a pass).
-    if [ "$rc" = 77 ]; then skipped=$((skipped + 1)); echo "SKIPPED: $name"; echo "($name: $(($(date +%s) - t0)) s)"; return; fi
-    failed=$((failed + 1)); failures="$failures $name"
-    if [ "$rc" = 124 ]; then echo "FAILED: $name (stopped after its $secs s)"; else echo "FAILED: $name"; fi
+    if [ "$rc" = 77 ]; then echo skipped >"$state/$id.result"; echo "SKIPPED: $name"
+    else
+      echo "failed $name" >"$state/$id.result"
+      if [ "$rc" = 124 ]; then echo "FAILED: $name (stopped after its $secs s)"; else echo "FAILED: $name"; fi
+    fi
   fi
   echo "($name: $(($(date +%s) - t0)) s)"
+}
+# Prints the finished suites' outputs, in the order they were started.
+show() {
+  while [ "$shown" -lt "$started" ] && [ -e "$state/$((shown + 1)).done" ]; do
+    shown=$((shown + 1))
+    cat "$state/$shown.out"
+  done
+}
+settle() {
+  wait
+  show
 }
 
 run 120 "layers of common/" tests/test_layers.sh "$BUILD"
@@ -54,12 +85,32 @@ done
 # lc0 trains each reference configuration once; stages are graded against it.
 # A reference that fails to train fails the run.
 export ZC_REF="$BUILD/test/ref"
+settle
 run 300 "lc0 references" tests/refs.sh "$BUILD"
+settle
 # The tree's stages record their whole state after every step of the graded
 # end-to-end runs; the suites below hold the same runs to it (tests/trail.h).
 run 600 "reference trails" tests/trails.sh "$BUILD"
+settle
 export ZC_TRAIL=compare
 run 120 test_lc0 "$BUILD/test/test_lc0"
+
+# The longest suites first, so that the short ones fill the gaps.
+run 960 "command line" tests/test_cli.sh "$BUILD"
+run 480 "hostile input and faults" tests/test_faults.sh "$BUILD"
+run 840 "hostile input, round 3" tests/test_hostile.sh "$BUILD"
+run 300 "make's variables" tests/test_make_vars.sh "$BUILD"
+run 120 "the grading harness" tests/test_harness.sh "$BUILD"
+run 800 "training checkpoints" tests/test_checkpoint.sh "$BUILD"
+run 1200 "several nodes (network namespaces)" tests/test_nodes.sh "$BUILD"
+run 300 "Slurm on those nodes (where Slurm is installed)" tests/test_slurm.sh "$BUILD"
+[ "${SANITIZE:-0}" = 1 ] || run 1800 "grading (skeleton, reference, known mistakes)" tests/grader/selftest.sh "$BUILD"
+# Ten mutants of each lecture's exercise regions, drawn anew each run (the seed
+# is printed: SEED=s repeats a draw), graded as a learner's files: a survivor
+# not argued equivalent is a check that no longer catches what it should.
+[ "${SANITIZE:-0}" = 1 ] || run 1800 "the grader's mutants (a sample)" env BUILD="$BUILD" SAMPLE=10 tests/grader/mutants.sh
+run 900 "stages on the GPU" tests/test_gpu.sh "$BUILD"
+
 
 for n in 1 2 3 4; do
   for t in test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5; do
@@ -77,22 +128,13 @@ for n in 5 6 7 8; do
   run 120 "test_comm N=$n" tools/launch "$n" "$BUILD/test/test_comm"
 done
 
-run 480 "command line" tests/test_cli.sh "$BUILD"
-run 240 "hostile input and faults" tests/test_faults.sh "$BUILD"
-run 420 "hostile input, round 3" tests/test_hostile.sh "$BUILD"
-run 300 "make's variables" tests/test_make_vars.sh "$BUILD"
-run 120 "the grading harness" tests/test_harness.sh "$BUILD"
-run 400 "training checkpoints" tests/test_checkpoint.sh "$BUILD"
-run 900 "several nodes (network namespaces)" tests/test_nodes.sh "$BUILD"
-run 300 "Slurm on those nodes (where Slurm is installed)" tests/test_slurm.sh "$BUILD"
-[ "${SANITIZE:-0}" = 1 ] || run 900 "grading (skeleton, reference, known mistakes)" tests/grader/selftest.sh "$BUILD"
-# Ten mutants of each lecture's exercise regions, drawn anew each run (the seed
-# is printed: SEED=s repeats a draw), graded as a learner's files: a survivor
-# not argued equivalent is a check that no longer catches what it should.
-[ "${SANITIZE:-0}" = 1 ] || run 900 "the grader's mutants (a sample)" env BUILD="$BUILD" SAMPLE=10 tests/grader/mutants.sh
-run 900 "stages on the GPU" tests/test_gpu.sh "$BUILD"
-
+settle
+passed=$(cat "$state"/*.result | grep -c '^passed$')
+skipped=$(cat "$state"/*.result | grep -c '^skipped$')
+failed=$(cat "$state"/*.result | grep -c '^failed ')
+failures=$(sed -n 's/^failed //p' "$state"/*.result | tr '\n' ',' | sed 's/,$//; s/,/, /g')
 echo
-[ -z "$failures" ] || echo "failed suites:$failures"
+[ -z "$failures" ] || echo "failed suites: $failures"
 echo "$passed passed, $failed failed, $skipped skipped"
+[ "$started" -eq $((passed + failed + skipped)) ] || { echo "run.sh: $started suites started, $((passed + failed + skipped)) ended"; exit 1; }
 [ "$failed" -eq 0 ]

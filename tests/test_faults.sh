@@ -82,7 +82,9 @@ limited() {
   capped=0
   while kill -0 $job 2>/dev/null && [ $capped -lt 2 ]; do
     capped=0
-    for pid in $(pgrep -f "^$1 "); do prlimit --pid "$pid" --fsize="$cap" 2>/dev/null && capped=$((capped + 1)); done
+    for pid in $(descendants $job "$(basename "$1" | cut -c1-15)"); do  # (a process's name: 15 characters)
+      prlimit --pid "$pid" --fsize="$cap" 2>/dev/null && capped=$((capped + 1))
+    done
   done
   wait $job
   rc=$?

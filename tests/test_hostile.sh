@@ -91,10 +91,11 @@ expect 1 2 "rank 1 runs another build of lc2_zero1" "$lc2" $S : -n 1 "$tmp/lc2_z
 
 for sig in TERM INT; do
   timeout 60 tools/launch 2 "$lc2" --steps 100000 --sample 0 --log-every 0 >/dev/null 2>"$tmp/err" &
-  for i in $(seq 100); do pgrep -x lc2_zero1 >/dev/null && break; sleep 0.1; done
+  job=$!
+  for i in $(seq 100); do [ -n "$(descendants $job lc2_zero1)" ] && break; sleep 0.1; done
   sleep 1
-  pkill -"$sig" -x mpirun
-  wait $!
+  kill -"$sig" $(descendants $job mpirun)  # this run's mpirun: other suites' run beside it
+  wait $job
   rc=$?
   check "SIG$sig to mpirun: exit 1 and one line (got $rc, $(cat "$tmp/err"))" \
     sh -c "[ $rc = 1 ] && [ \$(grep -c . '$tmp/err') = 1 ] && grep -q 'stopped by SIGTERM before the run finished' '$tmp/err'"

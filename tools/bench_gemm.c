@@ -9,7 +9,9 @@
 //   faster in all, so that noise alone never switches a machine's products.
 // Single process, no MPI; links only the two libraries. `make` runs it once per
 // build folder (BUILD/gemm.h); ZC_GEMM=openblas|onednn overrides at run time.
-// usage: bench_gemm [--quick] [--header FILE]
+//   --floor CONTEXT HIDDEN LAYERS ROWS LIB: the time one rank's products of
+//   one training step take with LIB alone (tools/bench_step.sh's floor).
+// usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS openblas|onednn]
 #include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
@@ -35,7 +37,7 @@ static const Shape shapes[] = {
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 // The operands and the product, as large as the largest of either (static: a
 // standalone program, not linked with the course's allocator).
-#define MOST (1024 * 1024)
+#define MOST (4 * 1024 * 1024)
 static float A[MOST], B[MOST], C[MOST];
 
 static void gemm(int lib, const Shape *s) {
@@ -69,20 +71,62 @@ static double time_gemm(int lib, const Shape *s, double each) {
     return t[3];
 }
 
+static int fits(const Shape *s) {
+    return (size_t)s->M * s->K <= MOST && (size_t)s->K * s->N <= MOST && (size_t)s->M * s->N <= MOST;
+}
+
+// --floor: the products of one training step of one rank (ROWS examples) of
+// the model --context, --hidden and --layers describe (common/mlp.c's shapes:
+// the first layer reads context x 27 one-hot inputs, the last writes 27
+// logits; the first layer's input gradient is never computed), each timed
+// alone with LIB: the least time a step can take on this machine.
+static int floor_of(int context, int hidden, int layers, int rows, int lib, double each) {
+    double secs = 0, flop = 0;
+    for (int l = 0; l <= layers; l++) {
+        int in = l == 0 ? context * 27 : hidden, out = l == layers ? 27 : hidden;
+        Shape p[3] = { LAYER(rows, out, in) };
+        for (int k = 0; k < (l == 0 ? 2 : 3); k++) {
+            if (!fits(&p[k])) {
+                fprintf(stderr, "bench_gemm: --floor: a %dx%dx%d product is beyond this bench's %d-element buffers\n",
+                        p[k].M, p[k].N, p[k].K, MOST);
+                return 2;
+            }
+            secs += time_gemm(lib, &p[k], each);
+            flop += 2.0 * p[k].M * p[k].N * p[k].K;
+        }
+    }
+    printf("floor %.3f ms a step, %.3f GFLOP, %.1f GFLOP/s (%s; context %d, hidden %d, layers %d, %d rows)\n",
+           1e3 * secs, flop / 1e9, flop / secs / 1e9, lib ? "oneDNN" : "OpenBLAS", context, hidden, layers, rows);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *header = NULL;
+    int model[4] = { 0, 0, 0, 0 }, use = 0;
     double each = 0.02;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--header") == 0 && i + 1 < argc) header = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0) each = 0.005;
-        else { fprintf(stderr, "usage: bench_gemm [--quick] [--header FILE]\n"); return 2; }
+        else if (strcmp(argv[i], "--floor") == 0 && i + 5 < argc) {
+            for (int k = 0; k < 4; k++) {
+                char *end;
+                long x = strtol(argv[++i], &end, 10);
+                model[k] = *end || x < 1 || x > 1 << 20 ? -1 : (int)x;
+            }
+            use = strcmp(argv[++i], "onednn") == 0 ? 1 : strcmp(argv[i], "openblas") == 0 ? 0 : -1;
+            if (use < 0 || model[0] < 0 || model[1] < 0 || model[2] < 0 || model[3] < 0) model[0] = -1;
+        } else model[0] = -1;
+        if (model[0] < 0) {
+            fprintf(stderr, "usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS openblas|onednn]\n");
+            return 2;
+        }
     }
     openblas_set_num_threads(1);
     omp_set_num_threads(1);  // oneDNN's OpenMP (read its environment at load: too late to set it here)
     for (size_t i = 0; i < NSHAPES; i++)  // (a shape added beyond the buffers is the bench's own bug)
-        if ((size_t)shapes[i].M * shapes[i].K > MOST || (size_t)shapes[i].K * shapes[i].N > MOST ||
-            (size_t)shapes[i].M * shapes[i].N > MOST) { fprintf(stderr, "bench_gemm: shape %zu > MOST\n", i); return 1; }
+        if (!fits(&shapes[i])) { fprintf(stderr, "bench_gemm: shape %zu > MOST\n", i); return 1; }
     for (size_t i = 0; i < MOST; i++) A[i] = (float)(i % 17) / 17 - 0.5f, B[i] = (float)(i % 13) / 13 - 0.5f;
+    if (model[0]) return floor_of(model[0], model[1], model[2], model[3], use, each);
     const dnnl_version_t *v = dnnl_version();
     if (!header) printf("%8s %6s %6s %3s %3s %12s %12s %8s\n", "M", "N", "K", "ta", "tb", "OpenBLAS", "oneDNN", "ratio");
     double total[2] = { 0, 0 };

@@ -1,0 +1,55 @@
+#!/bin/sh
+# bench_step (make bench-step): each stage's step time on a GEMM-bound model
+# beside its floor, the time its rank's matrix products take alone with the
+# library the stages use (build/bin/bench_gemm --floor: every product of a
+# step timed by itself, the median of 7 rounds), and beside PyTorch's step on
+# the same model where PyTorch is installed (tools/pytorch_step.py: DDP for
+# lc1, ZeroRedundancyOptimizer for lc2; gloo, one thread a rank; Debian's
+# python3-torch will do).
+# The model (STEP_MODEL, default --context 8 --hidden 1024 --layers 4 --batch
+# 512) runs at N = STEP_N ranks (default 2), lc0 at N = 1 on the same batch
+# (its floor is then twice a rank's). Steps: STEP_STEPS (default 40); the
+# stages' step_ms averages steps 2 on.
+# usage: tools/bench_step.sh [BUILD_DIR]
+set -eu
+set -f  # STEP_MODEL's words are options, never file patterns
+BUILD=${1:-build}
+model=${STEP_MODEL:---context 8 --hidden 1024 --layers 4 --batch 512}
+n=${STEP_N:-2}
+steps=${STEP_STEPS:-40}
+cd "$(dirname "$0")/.."
+opt() {  # opt NAME DEFAULT: the value of --NAME in the model's options
+  echo "$model" | awk -v o="--$1" -v d="$2" '{ for (i = 1; i < NF; i++) if ($i == o) { print $(i + 1); exit } print d }'
+}
+context=$(opt context 5) hidden=$(opt hidden 128) layers=$(opt layers 2) batch=$(opt batch 384)
+lib=${ZC_GEMM:-$(sed -n 's/^#define ZC_GEMM_BUILT "\(.*\)"/\1/p' "$BUILD/gemm_choice.h" 2>/dev/null || true)}
+lib=${lib:-openblas}
+floor() { "$BUILD/bin/bench_gemm" --floor "$context" "$hidden" "$layers" "$1" "$lib" | awk '{ print $2 }'; }
+f1=$(floor "$batch")
+fn=$(floor $((batch / n)))
+torch=""  # a Python with torch: PYTHON, python3, or the system's (Debian's python3-torch)
+for py in ${PYTHON:-} python3 /usr/bin/python3; do
+  if "$py" -c 'import torch' 2>/dev/null; then torch=$py; break; fi
+done
+
+echo "# step times, $model, $steps steps; floor: the rank's products alone ($lib, build/bin/bench_gemm --floor)"
+printf '# %-34s %4s %10s %10s %7s %12s %7s\n' stage N "step(ms)" "floor(ms)" "/floor" "PyTorch(ms)" "/torch"
+for run in "lc0_adam" "lc1_distributed_adam" "lc2_zero1" "lc3_zero2" "lc4_zero3" \
+    "lc5_mixed_precision --dtype fp32" "lc5_mixed_precision --dtype bf16"; do
+  stage=${run%% *}
+  ranks=$n fl=$fn
+  [ "$stage" = lc0_adam ] && ranks=1 fl=$f1
+  # shellcheck disable=SC2086
+  ms=$(tools/launch "$ranks" "$BUILD"/bin/$run $model --steps "$steps" --log-every 0 --sample 0 |
+       sed -n 's/.* step_ms=\([0-9.]*\).*/\1/p')
+  pt="-" ratio_pt="-"
+  case $stage in lc1_*) what=ddp ;; lc2_*) what=zero1 ;; *) what="" ;; esac
+  if [ -n "$torch" ] && [ -n "$what" ]; then
+    # shellcheck disable=SC2086
+    pt=$("$torch" tools/pytorch_step.py --what "$what" --ranks "$ranks" --steps "$steps" $model)
+    ratio_pt=$(awk -v a="$ms" -v b="$pt" 'BEGIN { printf "%.2f", a / b }')
+  fi
+  printf '  %-34s %4d %10.2f %10.2f %7.2f %12s %7s\n' "$run" "$ranks" "$ms" "$fl" \
+    "$(awk -v a="$ms" -v b="$fl" 'BEGIN { print a / b }')" "$pt" "$ratio_pt"
+done
+[ -n "$torch" ] || echo "# PyTorch is not installed here: no PyTorch column"
