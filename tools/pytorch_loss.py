@@ -11,7 +11,6 @@ import re
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from safetensors.torch import load_file
 
 
 # The stages name Linear layers only: layers.0 ... layers.L. nn.Sequential would
@@ -31,6 +30,8 @@ class MLP(nn.Module):
 
 
 def load_model(path):
+    from safetensors.torch import load_file  # here: tools/pytorch_step.py imports MLP without safetensors
+
     sd = load_file(path)
     n = len({k.split(".")[1] for k in sd})
     sizes = [sd["layers.0.weight"].shape[1]] + [sd[f"layers.{i}.weight"].shape[0] for i in range(n)]

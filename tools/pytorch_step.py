@@ -16,26 +16,13 @@ import time
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from pytorch_loss import MLP  # the stages' model (tools/ is this script's folder, so on the path)
+
 VOCAB = 27
-
-
-# The stages' model: Linear layers with ReLU between them (tools/pytorch_loss.py).
-class MLP(nn.Module):
-    def __init__(self, sizes):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
-
-    def forward(self, x):
-        for i, layer in enumerate(self.layers):
-            x = layer(x)
-            if i < len(self.layers) - 1:
-                x = F.relu(x)
-        return x
 
 
 def rank_main(rank, a, port, out):
