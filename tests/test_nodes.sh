@@ -183,10 +183,15 @@ done
 
 if part elastic; then
 rm -rf "$tmp/ck" "$tmp/out"
-el="--context 3 --hidden 9 --layers 2 --batch 24 --steps 16 --sample 0 --log-every 1"
+# The course's ring over a slow emulated link between the nodes (10 ms a
+# message): a step of the first run takes ~0.3 s on any machine, so the kill
+# lands while the job is still on its first run, however fast the machine is
+# (with no link a step of this model takes ~1 ms, and the job could end before
+# the kill). After the restart both ranks are on node1: no link, no delay.
+el="--context 3 --hidden 9 --layers 2 --batch 24 --steps 16 --sample 0 --log-every 1 --comm ring"
 printf 'node%s slots=2\n' 1 2 >"$tmp/hosts"
 t0=$(date +%s.%N)
-on_node 1 tools/launch --hostfile "$tmp/hosts" --iface eth0 --agent "$top/tests/node_agent.sh" \
+ZC_LINK=inter:10ms,1GB/s on_node 1 tools/launch --hostfile "$tmp/hosts" --iface eth0 --agent "$top/tests/node_agent.sh" \
   --elastic 2 4 "$lc4" $el --save-every 10 --save-dir "$tmp/ck" --loss-log "$tmp/elastic.log" >"$tmp/out" 2>"$tmp/err" &
 job=$!
 kill_at 12 all
@@ -196,12 +201,16 @@ rc=$?
 awk -v t0="$t0" -v k="$(cat "$tmp/killed")" -v t1="$(date +%s.%N)" \
   'BEGIN { printf "elastic: the job took %.1f s, %.1f s of it after node2 was killed\n", t1 - t0, t1 - k }'
 check "elastic: the job finishes (exit 0)" [ "$rc" = 0 ]
-restart=$(grep "elastic restart" "$tmp/err")
 # stderr: the lost node's line, then the restart's.
-check "elastic: stderr is two lines, the lost node's and the restart's: $restart" [ "$(grep -c . "$tmp/err")" = 2 ]
+if [ "$(grep -c . "$tmp/err")" = 2 ]; then ok=$((ok + 1))
+else bad=$((bad + 1)); echo "FAIL: elastic: stderr is two lines, the lost node's and the restart's; got:"; say_err "$tmp/err"; fi
 check "elastic: the first names the lost node" grep -q "^launch: node node2 was lost (" "$tmp/err"
-check "elastic: it names node2, and resumes from step 10 at N = 2" \
-  grep -qE "launch: elastic restart 1 of 3: node node2 lost at step 1[2-5]; resuming from .*/step-00000010 \(step 10\) at N = 2$" "$tmp/err"
+# The step it names is the last one the first run printed (12 or later: when
+# the kill landed), wherever that was.
+last=$(awk '/^step +[0-9]+\// { s = $2 + 0; if (s < prev) { print prev; exit } prev = s }' "$tmp/out")
+check "elastic: it names node2 and the last step printed ($last, at least 12), and resumes from step 10 at N = 2" \
+  grep -qE "launch: elastic restart 1 of 3: node node2 lost at step ${last:-none}; resuming from .*/step-00000010 \(step 10\) at N = 2$" "$tmp/err"
+check "elastic: the kill landed at step 12 or later, before the end (step $last)" [ "${last:-0}" -ge 12 -a "${last:-0}" -le 16 ]
 check "elastic: the restart runs at N = 2" grep -q "^summary stage=lc4_zero3 ranks=2 " "$tmp/out"
 timeout 120 tools/launch 2 "$lc4" $el --resume "$tmp/ck/step-00000010" --loss-log "$tmp/hand.log" >/dev/null 2>&1
 check "elastic: its loss log from step 11 is a run resumed by hand at N = 2, bit for bit" cmp -s "$tmp/elastic.log" "$tmp/hand.log"
