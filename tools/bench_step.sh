@@ -1,8 +1,10 @@
 #!/bin/sh
 # bench_step (make bench-step): each stage's step time on a GEMM-bound model
-# beside its floor, the time its rank's matrix products take alone with the
-# library the stages use (build/bin/bench_gemm --floor: every product of a
-# step timed by itself, the median of 7 rounds), and beside PyTorch's step on
+# beside its floor, the time its rank's matrix products take with the library
+# the stages use and nothing else (build/bin/bench_gemm --floor: every product
+# of a step timed by itself, the median of 7 rounds), N ranks' products at once
+# as in the stage (on 2 cores two at once run 10-15% slower than one alone:
+# shared cache and memory), and beside PyTorch's step on
 # the same model where PyTorch is installed (tools/pytorch_step.py: DDP for
 # lc1, ZeroRedundancyOptimizer for lc2; gloo, one thread a rank; Debian's
 # python3-torch will do).
@@ -24,15 +26,28 @@ opt() {  # opt NAME DEFAULT: the value of --NAME in the model's options
 context=$(opt context 5) hidden=$(opt hidden 128) layers=$(opt layers 2) batch=$(opt batch 384)
 lib=${ZC_GEMM:-$(sed -n 's/^#define ZC_GEMM_BUILT "\(.*\)"/\1/p' "$BUILD/gemm_choice.h" 2>/dev/null || true)}
 lib=${lib:-openblas}
-floor() { "$BUILD/bin/bench_gemm" --floor "$context" "$hidden" "$layers" "$1" "$lib" | awk '{ print $2 }'; }
-f1=$(floor "$batch")
-fn=$(floor $((batch / n)))
+# floor ROWS K: the products of a rank of ROWS examples, K ranks' at once (as
+# the stage runs them: K processes sharing the machine's caches and memory),
+# the slowest of the K; K = 1 is the product alone.
+floor() {
+  for i in $(seq "$2"); do
+    "$BUILD/bin/bench_gemm" --floor "$context" "$hidden" "$layers" "$1" "$lib" >"$tmp/floor.$i" &
+  done
+  wait
+  for i in $(seq "$2"); do cat "$tmp/floor.$i"; done | awk '$2 > m { m = $2 } END { print m }'
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+f1=$(floor "$batch" 1)
+fa=$(floor $((batch / n)) 1)
+fn=$(floor $((batch / n)) "$n")
 torch=""  # a Python with torch: PYTHON, python3, or the system's (Debian's python3-torch)
 for py in ${PYTHON:-} python3 /usr/bin/python3; do
   if "$py" -c 'import torch' 2>/dev/null; then torch=$py; break; fi
 done
 
-echo "# step times, $model, $steps steps; floor: the rank's products alone ($lib, build/bin/bench_gemm --floor)"
+echo "# step times, $model, $steps steps; floor: a rank's products with $lib (build/bin/bench_gemm --floor),"
+echo "# every rank's at once as in the stage (alone, one process: $(printf %.2f "$fa") ms a rank at N = $n, $(printf %.2f "$f1") ms at N = 1)"
 printf '# %-34s %4s %10s %10s %7s %12s %7s\n' stage N "step(ms)" "floor(ms)" "/floor" "PyTorch(ms)" "/torch"
 for run in "lc0_adam" "lc1_distributed_adam" "lc2_zero1" "lc3_zero2" "lc4_zero3" \
     "lc5_mixed_precision --dtype fp32" "lc5_mixed_precision --dtype bf16"; do
