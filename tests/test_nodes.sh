@@ -67,6 +67,12 @@ here() {
   timeout 120 tools/launch "$n" "$@" --ranks-per-node 2 >"$tmp/out1" 2>"$tmp/err1"
 }
 say_err() { sed 's/^/    /' "$1" | head -5; }
+# err_is WHAT COUNT [ERE]: the run's stderr is COUNT lines (one of them
+# matching ERE); a failure shows what it was.
+err_is() {
+  if [ "$(grep -c . "$tmp/err")" = "$2" ] && grep -qE -- "${3:-.}" "$tmp/err"; then ok=$((ok + 1))
+  else bad=$((bad + 1)); echo "FAIL: $1; got:"; say_err "$tmp/err"; fi
+}
 # The total of the report's "of them to other nodes" column.
 inter_bytes() { awk '/^communication per step/ { c = 1 } c && $1 == "total" && NF == 3 { print $3; exit }' "$1"; }
 
@@ -171,8 +177,7 @@ part lost && for victim in all daemon ranks; do
   esac
   check "node2's $victim killed: the job fails" [ "$rc" != 0 ]
   check "node2's $victim killed: every rank stopped within 10 s (took $took s)" awk -v t="$took" 'BEGIN { exit !(t < 10) }'
-  if [ "$(grep -c . "$tmp/err")" = 1 ] && grep -qE -- "$says" "$tmp/err"; then ok=$((ok + 1))
-  else bad=$((bad + 1)); echo "FAIL: node2's $victim killed: want one line '$says', got:"; say_err "$tmp/err"; fi
+  err_is "node2's $victim killed: want one line '$says'" 1 "$says"
   latest=$(cat "$tmp/ck/latest" 2>/dev/null)
   check "node2's $victim killed: the last checkpoint ($latest) is complete" [ -f "$tmp/ck/$latest/manifest" ]
   check "node2's $victim killed: it resumes (one host, N = 2)" resumes "$(sed -n 's/^step //p' "$tmp/ck/$latest/manifest")"
@@ -202,8 +207,7 @@ awk -v t0="$t0" -v k="$(cat "$tmp/killed")" -v t1="$(date +%s.%N)" \
   'BEGIN { printf "elastic: the job took %.1f s, %.1f s of it after node2 was killed\n", t1 - t0, t1 - k }'
 check "elastic: the job finishes (exit 0)" [ "$rc" = 0 ]
 # stderr: the lost node's line, then the restart's.
-if [ "$(grep -c . "$tmp/err")" = 2 ]; then ok=$((ok + 1))
-else bad=$((bad + 1)); echo "FAIL: elastic: stderr is two lines, the lost node's and the restart's; got:"; say_err "$tmp/err"; fi
+err_is "elastic: stderr is two lines, the lost node's and the restart's" 2
 check "elastic: the first names the lost node" grep -q "^launch: node node2 was lost (" "$tmp/err"
 # The step it names is the last one the first run printed (12 or later: when
 # the kill landed), wherever that was.

@@ -3,8 +3,9 @@
 # beside its floor, the time its rank's matrix products take with the library
 # the stages use and nothing else (build/bin/bench_gemm --floor: every product
 # of a step timed by itself, the median of 7 rounds), N ranks' products at once
-# as in the stage (on 2 cores two at once run 10-15% slower than one alone:
-# shared cache and memory), and beside PyTorch's step on
+# as in the stage (they share the caches and memory: on 2 cores two at once
+# run slower than one alone, BENCHMARKS.md says by how much), and beside
+# PyTorch's step on
 # the same model where PyTorch is installed (tools/pytorch_step.py: DDP for
 # lc1, ZeroRedundancyOptimizer for lc2; gloo, one thread a rank; Debian's
 # python3-torch will do).
@@ -40,7 +41,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 f1=$(floor "$batch" 1)
 fa=$(floor $((batch / n)) 1)
-fn=$(floor $((batch / n)) "$n")
+fn=$fa
+[ "$n" = 1 ] || fn=$(floor $((batch / n)) "$n")
 torch=""  # a Python with torch: PYTHON, python3, or the system's (Debian's python3-torch)
 for py in ${PYTHON:-} python3 /usr/bin/python3; do
   if "$py" -c 'import torch' 2>/dev/null; then torch=$py; break; fi
