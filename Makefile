@@ -6,6 +6,7 @@
 #   make all        binaries in build/bin/
 #   make sanitize   the test suites built with AddressSanitizer + UBSan
 #   make bench-comm the collectives' bandwidth for every backend (nccl-tests format)
+#   make comm-fit   --comm auto's cost model measured here, kept in build/ for every run
 #   make bench-collectives  lecture 1's figures: the cost model, every algorithm, auto, the slow link
 #   make bench-gpu  the GPU figures: fused Adam against a copy, lc0 and lc5 on a big model
 #   make plan       model state and traffic per stage for any model (the ZeRO paper's figure)
@@ -129,7 +130,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests gemm-choice bench-comm bench-collectives bench-checkpoint bench-gpu bench-step plan compare stages FORCE \
+.PHONY: all build run test sanitize clean deps tests gemm-choice comm-fit bench-comm bench-collectives bench-checkpoint bench-gpu bench-step plan compare stages FORCE \
         exercise grade solution diff diff-mine mine grade-selftest grade-mutants
 .DEFAULT_GOAL := all
 
@@ -234,6 +235,12 @@ bench-comm: deps
 	@$(MAKE) --no-print-directory build
 	@set -f; for n in 2 4; do \
 	  tools/launch $$n $(BUILD)/bin/bench_comm $${BENCH_ARGS:--b 4K -e 16M -f 4 -w 3 -n 10} || exit 1; done
+
+# --comm auto's cost model measured on this machine (the fit at N = 4), cached
+# as BUILD/comm_fit, where every program of the build finds it.
+comm-fit: deps
+	@$(MAKE) --no-print-directory build
+	@tools/bench_collectives.sh $(BUILD) fit
 
 # Lecture 1's figures: the cost model fitted here, every algorithm against
 # Open MPI at N = 2, 3, 4, 8 with auto's choices, and the slow link between

@@ -2,9 +2,10 @@
 // (comm_model) what every hand-written algorithm would take for this kind,
 // size, N and node layout, and runs the fastest: the way Open MPI's tuned
 // decision rules and NCCL's tuner pick an algorithm per call. The fit is the
-// built-in one, or the file ZC_COMM_FIT names (bench_comm --fit writes it);
-// rank 0 reads it and every rank takes rank 0's, so every rank makes the same
-// choice, as it must: they all have to run the same algorithm.
+// file ZC_COMM_FIT names, the one make comm-fit measured for this build, or
+// the built-in one (comm_fit_load); rank 0 reads it and every rank takes rank
+// 0's, so every rank makes the same choice, as it must: they all have to run
+// the same algorithm.
 #include "base.h"
 #include "comm_model.h"
 #include "comm_backend.h"
@@ -12,7 +13,6 @@
 #include "mpi_check.h"
 
 #include <mpi.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 static CommFit fit;
@@ -25,10 +25,9 @@ static void auto_open(void) {
     cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     double v[5];
     if (rt.rank == 0) {
-        CommFit f = comm_fit_default();
-        const char *path = getenv("ZC_COMM_FIT");
-        const char *err = path && *path ? comm_fit_read(path, &f) : NULL;
-        if (err) fatal_input("--comm auto: ZC_COMM_FIT: %s", err);  // ends every rank: they wait in the broadcast
+        CommFit f;
+        const char *from, *err = comm_fit_load(&f, &from);
+        if (err) fatal_input("--comm auto: %s", err);  // ends every rank: they wait in the broadcast
         v[0] = f.call, v[1] = f.alpha, v[2] = f.beta, v[3] = f.gamma, v[4] = f.delta;
     }
     CHECK_MPI(MPI_Bcast(v, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD));

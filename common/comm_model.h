@@ -50,5 +50,10 @@ CommFit comm_fit_default(void);
 const char *comm_fit_read(const char *path, CommFit *f);
 // Writes the fit (text: one "name value" per line); NULL or a one-line reason.
 const char *comm_fit_write(const char *path, const CommFit *f, const char *comment);
+// The fit --comm auto uses: the file ZC_COMM_FIT names (set but empty: the
+// built-in one), else the one `make comm-fit` measured for this build
+// (comm_fit in the folder above the program's bin/), else the built-in one.
+// *from says which, for the report. NULL or a one-line reason.
+const char *comm_fit_load(CommFit *f, const char **from);
 
 #endif

@@ -10,6 +10,7 @@
 #include "rt.h"
 #include "trace.h"
 #include "clock.h"
+#include "comm_model.h"
 #include "print.h"
 #ifdef ZC_CUDA
 #include "gpu.h"
@@ -333,7 +334,10 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     print0("  %-15s %10s %16s %18.1f", "total", "", "", sent);
     if (inter) print0(" %25.1f", across);
     print0("\n");
-    if (strcmp(backend, "auto") == 0)  // which algorithm the cost model took, how often
+    if (strcmp(backend, "auto") == 0) {  // which algorithm the cost model took, how often, from which fit
+        CommFit fit;
+        const char *from;
+        if (!comm_fit_load(&fit, &from)) print0("  auto's cost model: %s\n", from);
         for (int k = 0; k < COLL_NKIND; k++) {
             if (!s.kind[k].calls || k == COLL_BARRIER) continue;
             print0("  auto chose for %s:", coll_name(k));
@@ -341,6 +345,7 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
                 if (s.algo[k][a]) print0(" %s %.2f", algo_name(a), s.algo[k][a] * per);
             print0(" (calls per step)\n");
         }
+    }
     if (s.metrics.calls)
         print0("  not counted above: %.2f scalar all_reduce/step for logging and bookkeeping (%.1f bytes/step)\n",
                s.metrics.calls * per, s.metrics.payload * per);

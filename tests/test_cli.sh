@@ -70,6 +70,37 @@ check "auto on 2 emulated nodes: the report gives the nodes, the bytes across th
   sh -c "grep -q 'N = 4 on 2 nodes' '$tmp/auto' && grep -q 'of them to other nodes' '$tmp/auto' &&
          grep -q 'auto chose for all_reduce:' '$tmp/auto'"
 
+# Which cost model auto runs on: the one make comm-fit cached beside the build
+# (BUILD/comm_fit, found from the program's path), ZC_COMM_FIT over it, empty
+# ZC_COMM_FIT for the built-in one; the report names it, and the choices follow
+# it (at this size a fit of bytes alone takes the ring, one of messages alone rd).
+mkdir -p "$tmp/b/bin" && cp "$BUILD/bin/lc1_distributed_adam" "$tmp/b/bin/"
+printf 'call 0\nalpha 0\nbeta 1e-3\ngamma 0\ndelta 0\n' >"$tmp/bytes_fit"
+printf 'call 0\nalpha 1e-2\nbeta 0\ngamma 0\ndelta 0\n' >"$tmp/msgs_fit"
+auto_fit() {  # auto_fit OUT [VAR=VALUE]: lc1 --comm auto at N = 4 from the copy
+  out=$1; shift
+  env "$@" timeout 60 tools/launch 4 "$tmp/b/bin/lc1_distributed_adam" $small --comm auto >"$tmp/$out" 2>&1
+}
+says() { grep -qF -- "$2" "$tmp/$1" || { echo "    $1 has no '$2':"; grep auto "$tmp/$1" | sed 's/^/    /'; false; }; }
+auto_fit fit_none
+cp "$tmp/bytes_fit" "$tmp/b/comm_fit"
+auto_fit fit_cached
+auto_fit fit_empty ZC_COMM_FIT=
+auto_fit fit_env "ZC_COMM_FIT=$tmp/msgs_fit"
+same_choice() { [ "$(grep 'auto chose' "$tmp/$1")" = "$(grep 'auto chose' "$tmp/$2")" ]; }
+check "auto's cost model: built in where nothing is cached" \
+  says fit_none "auto's cost model: built in, measured on the course's development machine, not this one"
+check "auto's cost model: the cached one" says fit_cached "auto's cost model: measured here by make comm-fit, '$tmp/b/comm_fit'"
+check "auto's choice follows the cached fit (the ring, for bytes alone)" says fit_cached 'auto chose for all_reduce: ring 1.00'
+check "auto's cost model: empty ZC_COMM_FIT is the built-in one, whatever is cached" \
+  says fit_empty "auto's cost model: built in (ZC_COMM_FIT is empty)"
+check "auto's choice with empty ZC_COMM_FIT is the built-in one's" same_choice fit_empty fit_none
+check "auto's cost model: ZC_COMM_FIT over the cached one" says fit_env "auto's cost model: ZC_COMM_FIT's, '$tmp/msgs_fit'"
+check "auto's choice follows ZC_COMM_FIT's fit (rd, for messages alone)" says fit_env 'auto chose for all_reduce: rd 1.00'
+echo call 1 >"$tmp/b/comm_fit"
+expect 4 2 "--comm auto: cost model fit '$tmp/b/comm_fit': needs the lines call, alpha" \
+  "$tmp/b/bin/lc1_distributed_adam" $small --comm auto
+
 # A runtime failure on one rank: all ranks end (no hang), non-zero, with the reason.
 timeout 60 tools/launch 3 "$BUILD/test/abort_one_rank" >"$tmp/out" 2>"$tmp/err"
 rc=$?

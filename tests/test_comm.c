@@ -430,9 +430,9 @@ END_TEST
 
 static const char *model_pick(CollKind k, double bytes) {
     static const Algo candidates[] = { ALGO_RING, ALGO_TREE, ALGO_RD, ALGO_RABENSEIFNER, ALGO_NAIVE };
-    CommFit f = comm_fit_default();
-    const char *path = getenv("ZC_COMM_FIT");
-    if (path && *path && comm_fit_read(path, &f)) return "(no fit)";
+    CommFit f;
+    const char *from;
+    if (comm_fit_load(&f, &from)) return "(no fit)";
     double la, lb, best = 0;
     comm_link(&la, &lb);
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);

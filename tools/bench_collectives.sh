@@ -11,17 +11,24 @@
 #   3. N = 4 as 2 emulated nodes of 2 over a slow link (ZC_LINK, default
 #      inter:20us,1GB/s): hier against the flat algorithms, and where hier
 #      starts to win, measured and predicted.
-# usage: tools/bench_collectives.sh [BUILD_DIR]    (RANKS="2 3 4 8", LINK=..., ARGS=... override)
+# The fit of step 1 is --comm auto's cost model for every run of this build
+# (BUILD/comm_fit); `fit` runs step 1 alone (make comm-fit).
+# usage: tools/bench_collectives.sh [BUILD_DIR] [fit]    (RANKS="2 3 4 8", LINK=..., ARGS=... override)
 set -eu
 BUILD=${1:-build}
+ONLY=${2:-}
 cd "$(dirname "$0")/.."
 RANKS=${RANKS:-2 3 4 8}
 LINK=${LINK:-inter:20us,1GB/s}
 ARGS=${ARGS:--b 16 -e 64M -f 4 -w 2 -n 1000 -t 0.5}
 fit=$BUILD/comm_fit
-echo "== 1. the fit, at N = 4 ($(nproc) cores here)"
+echo "== 1. the fit, at N = 4 ($(nproc) cores here, load average $(cut -d' ' -f1 /proc/loadavg): measure on a quiet machine)"
 # shellcheck disable=SC2086
 tools/launch 4 "$BUILD/bin/bench_comm" $ARGS -B "naive ring tree rd rabenseifner" --fit "$fit" | sed -n '/^# the fit/p'
+if [ "$ONLY" = fit ]; then
+  echo "written to $fit: --comm auto uses it in every run of this build (ZC_COMM_FIT overrides it)"
+  exit 0
+fi
 for n in $RANKS; do
   echo
   echo "== 2. N = $n: every algorithm, Open MPI, auto"

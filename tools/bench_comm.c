@@ -477,11 +477,11 @@ int main(int argc, char **argv) {
     }
     print_compare();
     if (o.model) {
-        CommFit f = comm_fit_default();
-        const char *path = getenv("ZC_COMM_FIT");
-        const char *why = o.fit ? NULL : path && *path ? comm_fit_read(path, &f) : NULL;
+        CommFit f;
+        const char *from, *why = o.fit ? NULL : comm_fit_load(&f, &from);
         if (why) usage_error("%s", why);
         if (o.fit) f = fit_rows(o.fit);
+        else print0("\n# the cost model: %s\n", from);
         print_model(&f, o.model > 1);
         print_crossover(&f);
     }
