@@ -340,9 +340,13 @@ static const char *cached_fit_path(void) {
     return path;
 }
 
-const char *comm_fit_load(CommFit *f, const char **from) {
+static const char *loaded_from;  // the last comm_fit_load's *from
+
+const char *comm_fit_loaded_from(void) { return loaded_from; }
+
+static const char *load(CommFit *f, const char **from) {
     static char said[300];
-    const char *env = getenv("ZC_COMM_FIT"), *cached = cached_fit_path();
+    const char *env = getenv("ZC_COMM_FIT"), *cached;
     *f = comm_fit_default();
     if (env && !*env) {
         *from = "built in (ZC_COMM_FIT is empty)";
@@ -353,7 +357,7 @@ const char *comm_fit_load(CommFit *f, const char **from) {
         *from = said;
         return comm_fit_read(env, f);
     }
-    if (*cached && access(cached, F_OK) == 0) {
+    if (*(cached = cached_fit_path()) && access(cached, F_OK) == 0) {
         snprintf(said, sizeof said, "measured here by make comm-fit, '%s'", file_shown(cached));
         *from = said;
         return comm_fit_read(cached, f);
@@ -361,4 +365,10 @@ const char *comm_fit_load(CommFit *f, const char **from) {
     *from = "built in, measured on the course's development machine, not this one (make comm-fit measures "
             "this one)";
     return NULL;
+}
+
+const char *comm_fit_load(CommFit *f, const char **from) {
+    const char *err = load(f, from);
+    loaded_from = err ? NULL : *from;
+    return err;
 }

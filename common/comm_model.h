@@ -55,5 +55,7 @@ const char *comm_fit_write(const char *path, const CommFit *f, const char *comme
 // (comm_fit in the folder above the program's bin/), else the built-in one.
 // *from says which, for the report. NULL or a one-line reason.
 const char *comm_fit_load(CommFit *f, const char **from);
+// The last comm_fit_load's *from in this process (NULL: none loaded), for the report.
+const char *comm_fit_loaded_from(void);
 
 #endif

@@ -335,9 +335,8 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     if (inter) print0(" %25.1f", across);
     print0("\n");
     if (strcmp(backend, "auto") == 0) {  // which algorithm the cost model took, how often, from which fit
-        CommFit fit;
-        const char *from;
-        if (!comm_fit_load(&fit, &from)) print0("  auto's cost model: %s\n", from);
+        const char *from = comm_fit_loaded_from();  // rank 0 loaded it when auto opened
+        if (from) print0("  auto's cost model: %s\n", from);
         for (int k = 0; k < COLL_NKIND; k++) {
             if (!s.kind[k].calls || k == COLL_BARRIER) continue;
             print0("  auto chose for %s:", coll_name(k));
