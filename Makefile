@@ -6,7 +6,7 @@
 #   make all        binaries in build/bin/
 #   make sanitize   the test suites built with AddressSanitizer + UBSan
 #   make bench-comm the collectives' bandwidth for every backend (nccl-tests format)
-#   make comm-fit   --comm auto's cost model measured here, kept in build/ for every run
+#   make comm-fit   --comm auto's cost model and rules measured here, kept in build/ for every run
 #   make bench-collectives  lecture 1's figures: the cost model, every algorithm, auto, the slow link
 #   make bench-gpu  the GPU figures: fused Adam against a copy, lc0 and lc5 on a big model
 #   make plan       model state and traffic per stage for any model (the ZeRO paper's figure)
@@ -236,8 +236,9 @@ bench-comm: deps
 	@set -f; for n in 2 4; do \
 	  tools/launch $$n $(BUILD)/bin/bench_comm $${BENCH_ARGS:--b 4K -e 16M -f 4 -w 3 -n 10} || exit 1; done
 
-# --comm auto's cost model measured on this machine (the fit at N = 4), cached
-# as BUILD/comm_fit, where every program of the build finds it.
+# --comm auto's file measured on this machine (the fit at N = 4; the rules at
+# N = 2, 3, 4, 8: the fastest per collective and size), kept as
+# BUILD/comm_fit, where every program of the build finds it.
 comm-fit: deps
 	@$(MAKE) --no-print-directory build
 	@tools/bench_collectives.sh $(BUILD) fit

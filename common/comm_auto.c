@@ -1,11 +1,13 @@
-// comm_auto: the backend that chooses. For each call it asks the cost model
-// (comm_model) what every hand-written algorithm would take for this kind,
-// size, N and node layout, and runs the fastest: the way Open MPI's tuned
-// decision rules and NCCL's tuner pick an algorithm per call. The fit is the
-// file ZC_COMM_FIT names, the one make comm-fit measured for this build, or
-// the built-in one (comm_fit_load); rank 0 reads it and every rank takes rank
-// 0's, so every rank makes the same choice, as it must: they all have to run
-// the same algorithm.
+// comm_auto: the backend that chooses, per call, the way Open MPI's tuned
+// decision rules and NCCL's tuner pick an algorithm. On one node, where the
+// fit's file holds rules measured at this N (make comm-fit), it runs what was
+// measured fastest at the nearest size, Open MPI's own collective among the
+// candidates; elsewhere it asks the cost model (comm_model) what every
+// hand-written algorithm would take for this kind, size, N and node layout,
+// and runs the fastest. The file is the one ZC_COMM_FIT names, the one make
+// comm-fit measured for this build, or none (the built-in fit, no rules:
+// comm_fit_load); rank 0 reads it and every rank takes rank 0's, so every rank
+// makes the same choice, as it must: they all have to run the same algorithm.
 #include "base.h"
 #include "comm_model.h"
 #include "comm_backend.h"
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 static CommFit fit;
+static CommRules rules;
 static int cores;  // of this node: with more ranks than cores, every step is slower (comm_model)
 
 static void auto_open(void) {
@@ -26,19 +29,23 @@ static void auto_open(void) {
     double v[5];
     if (rt.rank == 0) {
         CommFit f;
-        const char *from, *err = comm_fit_load(&f, &from);
+        const char *from, *err = comm_fit_load(&f, &rules, &from);
         if (err) fatal_input("--comm auto: %s", err);  // ends every rank: they wait in the broadcast
         v[0] = f.call, v[1] = f.alpha, v[2] = f.beta, v[3] = f.gamma, v[4] = f.delta;
     }
     CHECK_MPI(MPI_Bcast(v, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Bcast(&rules, (int)sizeof rules, MPI_BYTE, 0, MPI_COMM_WORLD));  // one program: one layout
     fit = (CommFit){ v[0], v[1], v[2], v[3], v[4] };
 }
 
-// The algorithm the model predicts fastest for o here.
+// The algorithm measured fastest for o here (one node, a rule at this N), else
+// the one the model predicts fastest.
 static Algo choose(const CommOp *o) {
     static const Algo candidates[] = { ALGO_RING, ALGO_TREE, ALGO_RD, ALGO_RABENSEIFNER, ALGO_HIER, ALGO_NAIVE };
     int N = rt.world, K = p2p_per_node() ? p2p_per_node() : N;
     double la, lb, best = 0, n = (double)comm_payload_bytes(o);
+    Algo measured = p2p_nodes() < 2 ? comm_rule_pick(&rules, o->kind, n, N) : ALGO_N;
+    if (measured != ALGO_N) return measured;
     p2p_link(&la, &lb);
     Algo pick = ALGO_RING;
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
@@ -58,6 +65,7 @@ static const CommBackend *backend_of(Algo a) {
     case ALGO_RABENSEIFNER: return &comm_backend_rabenseifner;
     case ALGO_HIER: return &comm_backend_hier;
     case ALGO_NAIVE: return &comm_backend_naive;
+    case ALGO_MPI: return &comm_backend_mpi;  // sends what it does not say: counted by the ring model
     default: return &comm_backend_ring;
     }
 }

@@ -1,5 +1,6 @@
 // comm_model: each algorithm's critical path, step by step as the code in
-// comm_ring.c, comm_tree.c, comm_rd.c and comm_hier.c runs it, and the fit.
+// comm_ring.c, comm_tree.c, comm_rd.c and comm_hier.c runs it; the fit; the
+// measured rules; the file that keeps both.
 #include "comm_model.h"
 #include "file.h"
 
@@ -260,6 +261,35 @@ CommFit comm_fit(const CommCost *c, const double *t, int n, unsigned which, cons
 }
 
 // ----------------------------------------------------------------------------
+// measured rules
+
+Algo comm_rule_pick(const CommRules *r, CollKind kind, double bytes, int N) {
+    Algo pick = ALGO_N;
+    double best = 0, at = 0;
+    for (int i = 0; r && i < r->n; i++) {
+        const CommRule *u = &r->rule[i];
+        if (u->kind != kind || u->N != N) continue;
+        double d = fabs(log(bytes / u->bytes));
+        if (pick == ALGO_N || d < best || (d == best && u->bytes < at)) pick = u->algo, best = d, at = u->bytes;
+    }
+    return pick;
+}
+
+const char *comm_rules_set(CommRules *r, CollKind kind, int N, const CommRule *add, int n) {
+    int kept = 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->rule[i].kind != kind || r->rule[i].N != N) r->rule[kept++] = r->rule[i];
+    static char why[80];
+    if (kept + n > COMM_MAX_RULES) {
+        snprintf(why, sizeof why, "cost model fit: more than %d rules", COMM_MAX_RULES);
+        return why;
+    }
+    for (int i = 0; i < n; i++) r->rule[kept + i] = add[i];
+    r->n = kept + n;
+    return NULL;
+}
+
+// ----------------------------------------------------------------------------
 // the fit on disk
 
 CommFit comm_fit_default(void) {
@@ -268,8 +298,42 @@ CommFit comm_fit_default(void) {
     return (CommFit){ 8.27e-6, 6.72e-7, 9.17e-11, 7.50e-11, 6.10e-11 };
 }
 
-const char *comm_fit_read(const char *path, CommFit *f) {
-    static char why[600];
+// The algorithms and kinds a rule may name: what auto chooses among on one node.
+static int rule_algo(const char *name, Algo *a) {
+    static const Algo ok[] = { ALGO_MPI, ALGO_NAIVE, ALGO_RING, ALGO_TREE, ALGO_RD, ALGO_RABENSEIFNER };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(name, algo_name(ok[i])) == 0) return *a = ok[i], 1;
+    return 0;
+}
+
+static int rule_kind(const char *name, CollKind *k) {
+    for (int i = COLL_ALL_REDUCE; i <= COLL_ALL_GATHER; i++)
+        if (strcmp(name, coll_name((CollKind)i)) == 0) return *k = (CollKind)i, 1;
+    return 0;
+}
+
+// One "rule KIND N BYTES ALGO" line into r; 0 if it is not one (or r is full,
+// or the same kind, N and size came before).
+static int parse_rule(const char *line, CommRules *r) {
+    char word[8], kind[32], algo[32];
+    int N, end = 0;
+    double bytes;
+    CommRule u;
+    if (sscanf(line, "%7s %31s %d %lf %31s %n", word, kind, &N, &bytes, algo, &end) != 5 || line[end] != '\0' ||
+        strcmp(word, "rule") || !rule_kind(kind, &u.kind) || !rule_algo(algo, &u.algo) || N < 1 || N > (1 << 20) ||
+        !(bytes >= 1 && bytes <= 1e15) || bytes != floor(bytes) || r->n >= COMM_MAX_RULES)
+        return 0;
+    u.N = N, u.bytes = bytes;
+    for (int i = 0; i < r->n; i++)
+        if (r->rule[i].kind == u.kind && r->rule[i].N == N && r->rule[i].bytes == bytes) return 0;
+    r->rule[r->n++] = u;
+    return 1;
+}
+
+const char *comm_fit_read(const char *path, CommFit *f, CommRules *rules) {
+    static char why[900];
+    static CommRules unused;
+    CommRules *r = rules ? rules : &unused;
     const char *err = file_check_input(path, "cost model fit");
     if (err) return err;
     FILE *in = fopen(path, "r");
@@ -280,6 +344,7 @@ const char *comm_fit_read(const char *path, CommFit *f) {
     char line[256];
     CommFit got = { -1, -1, -1, -1, -1 };
     int lineno = 0;
+    r->n = 0;
     while (fgets(line, sizeof line, in)) {
         char name[32];
         double v;
@@ -290,6 +355,7 @@ const char *comm_fit_read(const char *path, CommFit *f) {
         if (line[0] == '\n') continue;
         if (len && line[len - 1] == '\n') line[--len] = '\0';
         double *slot = NULL;
+        if (len < sizeof line - 2 && strncmp(line, "rule ", 5) == 0 && parse_rule(line, r)) continue;
         if (len < sizeof line - 2 && sscanf(line, "%31s %lf %n", name, &v, &end) == 2 &&
             line[end] == '\0' && isfinite(v) && v >= 0 && v <= 1)
             slot = strcmp(name, "call") == 0 ? &got.call : strcmp(name, "alpha") == 0 ? &got.alpha :
@@ -298,7 +364,9 @@ const char *comm_fit_read(const char *path, CommFit *f) {
         if (!slot) {  // a long line, a trailing word, a name the model has not, a byte that is not text
             fclose(in);
             snprintf(why, sizeof why, "cost model fit '%s', line %d: expected 'NAME SECONDS' (NAME one of call, "
-                     "alpha, beta, gamma, delta; SECONDS 0 to 1), got '%.60s'", file_shown(path), lineno,
+                     "alpha, beta, gamma, delta; SECONDS 0 to 1) or 'rule KIND N BYTES ALGO' (KIND all_reduce, "
+                     "reduce_scatter or all_gather; ALGO mpi, naive, ring, tree, rd or rabenseifner; at most %d, "
+                     "one per KIND, N and BYTES), got '%.60s'", file_shown(path), lineno, COMM_MAX_RULES,
                      file_shown(line));
             return why;
         }
@@ -314,13 +382,19 @@ const char *comm_fit_read(const char *path, CommFit *f) {
     return NULL;
 }
 
-const char *comm_fit_write(const char *path, const CommFit *f, const char *comment) {
+const char *comm_fit_write(const char *path, const CommFit *f, const CommRules *r, const char *comment) {
     AtomicFile w;
     const char *err = file_begin(&w, path, "cost model fit");
     if (err) return err;
-    if (fprintf(w.f, "# %s\ncall %.6e\nalpha %.6e\nbeta %.6e\ngamma %.6e\ndelta %.6e\n", comment, f->call,
-                f->alpha, f->beta, f->gamma, f->delta) < 0)
-        return file_fail(&w, errno);
+    int bad = fprintf(w.f, "# %s\ncall %.6e\nalpha %.6e\nbeta %.6e\ngamma %.6e\ndelta %.6e\n", comment, f->call,
+                      f->alpha, f->beta, f->gamma, f->delta) < 0;
+    if (r && r->n)
+        bad |= fprintf(w.f, "# rule KIND N BYTES ALGO: at N ranks on one node, ALGO was the fastest measured for a "
+                            "KIND of BYTES (auto takes the nearest size's)\n") < 0;
+    for (int i = 0; r && i < r->n; i++)
+        bad |= fprintf(w.f, "rule %s %d %.0f %s\n", coll_name(r->rule[i].kind), r->rule[i].N, r->rule[i].bytes,
+                       algo_name(r->rule[i].algo)) < 0;
+    if (bad) return file_fail(&w, errno);
     return file_commit(&w);
 }
 
@@ -344,10 +418,11 @@ static const char *loaded_from;  // the last comm_fit_load's *from
 
 const char *comm_fit_loaded_from(void) { return loaded_from; }
 
-static const char *load(CommFit *f, const char **from) {
+static const char *load(CommFit *f, CommRules *r, const char **from) {
     static char said[300];
     const char *env = getenv("ZC_COMM_FIT"), *cached;
     *f = comm_fit_default();
+    if (r) r->n = 0;
     if (env && !*env) {
         *from = "built in (ZC_COMM_FIT is empty)";
         return NULL;
@@ -355,20 +430,20 @@ static const char *load(CommFit *f, const char **from) {
     if (env) {
         snprintf(said, sizeof said, "ZC_COMM_FIT's, '%s'", file_shown(env));
         *from = said;
-        return comm_fit_read(env, f);
+        return comm_fit_read(env, f, r);
     }
     if (*(cached = cached_fit_path()) && access(cached, F_OK) == 0) {
         snprintf(said, sizeof said, "measured here by make comm-fit, '%s'", file_shown(cached));
         *from = said;
-        return comm_fit_read(cached, f);
+        return comm_fit_read(cached, f, r);
     }
     *from = "built in, measured on the course's development machine, not this one (make comm-fit measures "
             "this one)";
     return NULL;
 }
 
-const char *comm_fit_load(CommFit *f, const char **from) {
-    const char *err = load(f, from);
+const char *comm_fit_load(CommFit *f, CommRules *r, const char **from) {
+    const char *err = load(f, r, from);
     loaded_from = err ? NULL : *from;
     return err;
 }

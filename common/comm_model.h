@@ -46,15 +46,35 @@ enum { FIT_CALL = 1, FIT_ALPHA = 2, FIT_BETA = 4, FIT_GAMMA = 8, FIT_DELTA = 16,
 CommFit comm_fit(const CommCost *c, const double *t, int n, unsigned which, const CommFit *from, double *err);
 // The fit this machine had when the course was written (bench_comm --fit).
 CommFit comm_fit_default(void);
-// Reads a fit written by comm_fit_write; NULL or a one-line reason.
-const char *comm_fit_read(const char *path, CommFit *f);
-// Writes the fit (text: one "name value" per line); NULL or a one-line reason.
-const char *comm_fit_write(const char *path, const CommFit *f, const char *comment);
+
+// Measured decisions, kept in the fit's file beside the constants: at N ranks
+// on one node, a collective of `kind` on a payload of `bytes` bytes ran
+// fastest with `algo` (Open MPI's own, ALGO_MPI, among the candidates), as
+// make comm-fit measured it. Where rules exist for a kind and N, auto follows
+// the nearest one and the model decides only elsewhere (other N, nodes): the
+// model's error (20-40% here) is larger than many of the gaps it must decide,
+// and a measured table is what Open MPI's tuned component reads from a site.
+typedef struct { CollKind kind; int N; double bytes; Algo algo; } CommRule;
+#define COMM_MAX_RULES 256
+typedef struct { int n; CommRule rule[COMM_MAX_RULES]; } CommRules;
+
+// The rule for a payload of `bytes` at N ranks: of kind's rules at N, the one
+// whose size is nearest in ratio (a tie: the smaller); ALGO_N if there is none.
+Algo comm_rule_pick(const CommRules *r, CollKind kind, double bytes, int N);
+// Replaces r's rules for (kind, N) by `add`; NULL or a one-line reason (full).
+const char *comm_rules_set(CommRules *r, CollKind kind, int N, const CommRule *add, int n);
+
+// Reads a fit written by comm_fit_write, with its rules (r NULL: not wanted);
+// NULL or a one-line reason.
+const char *comm_fit_read(const char *path, CommFit *f, CommRules *r);
+// Writes the fit (text: one "name value" per line, then one "rule KIND N BYTES
+// ALGO" line per rule; r may be NULL); NULL or a one-line reason.
+const char *comm_fit_write(const char *path, const CommFit *f, const CommRules *r, const char *comment);
 // The fit --comm auto uses: the file ZC_COMM_FIT names (set but empty: the
-// built-in one), else the one `make comm-fit` measured for this build
-// (comm_fit in the folder above the program's bin/), else the built-in one.
-// *from says which, for the report. NULL or a one-line reason.
-const char *comm_fit_load(CommFit *f, const char **from);
+// built-in one, no rules), else the one `make comm-fit` measured for this
+// build (comm_fit in the folder above the program's bin/), else the built-in
+// one. *from says which, for the report. NULL or a one-line reason.
+const char *comm_fit_load(CommFit *f, CommRules *r, const char **from);
 // The last comm_fit_load's *from in this process (NULL: none loaded), for the report.
 const char *comm_fit_loaded_from(void);
 

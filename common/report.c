@@ -310,10 +310,12 @@ void report_comm(const CommStats *st, const char *theory, double theory_bytes) {
     CommStats s = *st;
     double per = steps > 0 ? 1.0 / steps : 0.0;
     const char *backend = comm_backend_name();
-    int counted = comm_counts_sent(), nodes = comm_nodes(), inter = nodes > 1 && counted;
+    int counted = comm_counts_sent(), nodes = comm_nodes(), inter = nodes > 1 && counted, on_mpi = 0;
+    for (int k = 0; k < COLL_NKIND; k++) on_mpi |= counted && s.algo[k][ALGO_MPI] > 0;  // auto ran the library's
     print0("\ncommunication per step (rank 0, %s backend, N = %d%s%.0d%s, %s)\n", backend, rt.world,
            nodes > 1 ? " on " : "", nodes > 1 ? nodes : 0, nodes > 1 ? " nodes" : "",
-           counted ? "sent bytes as counted" : "sent bytes by the ring model");
+           !counted ? "sent bytes by the ring model" :
+           on_mpi ? "sent bytes as counted, by the ring model for the calls run on mpi" : "sent bytes as counted");
     if (nodes > 1) report_nodes(nodes);
     print0("  %-15s %10s %16s %18s%s\n", "collective", "calls", "payload bytes", "sent bytes/rank",
            inter ? "   of them to other nodes" : "");

@@ -196,9 +196,9 @@ static void agree_env(void) {
     }
     agree_input(p2p_set_link(getenv("ZC_LINK")));
     const char *fit = getenv("ZC_COMM_FIT"), *err = NULL;
-    static char why[700];
+    static char why[1024];
     CommFit f;
-    if (rt.rank == 0 && fit && *fit && (err = comm_fit_read(fit, &f)) != NULL)  // rank 0's is the one used
+    if (rt.rank == 0 && fit && *fit && (err = comm_fit_read(fit, &f, NULL)) != NULL)  // rank 0's is the one used
         snprintf(why, sizeof why, "ZC_COMM_FIT: %s", err), err = why;
     agree_input(err);
 }
@@ -288,6 +288,8 @@ static void agree_options(uint64_t fingerprint) {
         usage_error("the ranks were started with different options (rank %d's differ from rank 0's): every rank "
                     "must get the same command line", differs);
 }
+
+void rt_barrier(void) { CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
 
 void rt_agree_argv(int argc, char **argv) {
     static FileHash h;  // 576 bytes, aligned: not on the stack

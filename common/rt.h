@@ -41,6 +41,12 @@ void rt_check_memory(void);
 // (what: "the buffers of -e 2G", the refusal's subject). Collective.
 void rt_check_host_bytes(double bytes, const char *what);
 
+// Every rank here, through MPI's own barrier on this thread, whatever the comm
+// backend: a benchmark's start line, the same for every backend it times (a
+// backend's barrier leaves the ranks more or less apart, which the next call's
+// time would include). Collective; nothing in flight on the comm thread.
+void rt_barrier(void);
+
 // Bad input seen identically by every rank: rank 0 prints one line, all exit 2.
 // Must be called by every rank.
 // A tool's command line (not parsed by args) the same on every rank, else every

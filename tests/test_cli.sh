@@ -97,6 +97,30 @@ check "auto's cost model: empty ZC_COMM_FIT is the built-in one, whatever is cac
 check "auto's choice with empty ZC_COMM_FIT is the built-in one's" same_choice fit_empty fit_none
 check "auto's cost model: ZC_COMM_FIT over the cached one" says fit_env "auto's cost model: ZC_COMM_FIT's, '$tmp/msgs_fit'"
 check "auto's choice follows ZC_COMM_FIT's fit (rd, for messages alone)" says fit_env 'auto chose for all_reduce: rd 1.00'
+# The measured rules in the fit's file: on one node, at their N, auto runs the
+# nearest size's rule (a single rule: every size), Open MPI's own included
+# (whose bytes the report then counts by the ring model), over the model's
+# choice; another N's rules, or nodes, leave the choice to the model.
+{ cat "$tmp/bytes_fit"; echo 'rule all_reduce 4 1024 tree'; } >"$tmp/tree_rule"
+{ cat "$tmp/bytes_fit"; echo 'rule all_reduce 4 1024 mpi'; } >"$tmp/mpi_rule"
+{ cat "$tmp/bytes_fit"; echo 'rule all_reduce 2 1024 tree'; } >"$tmp/n2_rule"
+auto_fit rule_tree "ZC_COMM_FIT=$tmp/tree_rule"
+auto_fit rule_mpi "ZC_COMM_FIT=$tmp/mpi_rule"
+auto_fit rule_n2 "ZC_COMM_FIT=$tmp/n2_rule"
+check "auto follows a measured rule over the model (tree, where bytes alone say ring)" \
+  says rule_tree 'auto chose for all_reduce: tree 1.00'
+check "auto runs Open MPI's collective where a rule says mpi" says rule_mpi 'auto chose for all_reduce: mpi 1.00'
+check "the report counts the calls auto ran on mpi by the ring model, and says so" \
+  says rule_mpi 'sent bytes as counted, by the ring model for the calls run on mpi'
+check "the report of a run that ran nothing on mpi does not say so" sh -c "! grep -q 'calls run on mpi' '$tmp/rule_tree'"
+check "a rule of another N is not followed (N = 4: the model's ring)" says rule_n2 'auto chose for all_reduce: ring 1.00'
+timeout 60 env ZC_COMM_FIT="$tmp/tree_rule" ZC_LINK=inter:20us,1GB/s tools/launch 4 "$BUILD/bin/lc1_distributed_adam" \
+  $small --comm auto --ranks-per-node 2 >"$tmp/rule_nodes" 2>&1
+check "a rule is not followed on several nodes (measured on one)" \
+  sh -c "grep -q 'auto chose for all_reduce' '$tmp/rule_nodes' && ! grep -q 'auto chose for all_reduce: tree' '$tmp/rule_nodes'"
+echo 'rule all_reduce 4 1024 hier' >>"$tmp/bytes_fit"
+expect 2 2 "ZC_COMM_FIT: cost model fit '$tmp/bytes_fit', line 6: expected 'NAME SECONDS'" \
+  env ZC_COMM_FIT="$tmp/bytes_fit" "$BUILD/bin/lc2_zero1" $small --comm auto
 echo call 1 >"$tmp/b/comm_fit"
 expect 4 2 "--comm auto: cost model fit '$tmp/b/comm_fit': needs the lines call, alpha" \
   "$tmp/b/bin/lc1_distributed_adam" $small --comm auto
@@ -181,6 +205,31 @@ expect 1 2 "--largest-layer is larger than --params" "$BUILD/bin/plan" --params 
 expect 1 2 "unknown option '--bogus'" "$BUILD/bin/plan" --params 10 --ranks 2 --bogus 1
 expect 1 2 "--precision fp8: expected mixed or fp32" "$BUILD/bin/plan" --params 1e9 --ranks 8 --precision fp8
 expect 2 2 "-b '10X': expected a size" "$BUILD/bin/bench_comm" -b 10X
+# bench_comm --rules: this N's rules put into an existing fit, one per
+# collective and size, each naming the fastest in the table it printed; the
+# constants and another N's rules kept; a second run replaces this N's.
+{ grep -v '^rule' "$tmp/bytes_fit"; echo 'rule all_reduce 3 16 tree'; } >"$tmp/ruled"
+rules_run() {
+  timeout 120 tools/launch 2 "$BUILD/bin/bench_comm" -b 1K -e 4K -w 1 -n 5 -B "mpi ring rd" --rules "$tmp/ruled" \
+    >"$tmp/rules_out" 2>&1
+}
+rules_run
+# Each rule names an algorithm of the least time its table shows (a tie in the
+# printed tenths of a microsecond: any of them), and every size has one.
+rules_fastest() {
+  awk 'FNR == NR && /side by side/ { k = $2; next } FNR == NR && /^#/ { next }
+       FNR == NR && k && NF == 7 { m = $2; if ($3 < m) m = $3; if ($4 < m) m = $4
+         ok[k " " $1 " mpi"] = $2 == m; ok[k " " $1 " ring"] = $3 == m; ok[k " " $1 " rd"] = $4 == m; sizes++; next }
+       FNR < NR && $1 == "rule" && $3 == 2 { n++; if (!ok[$2 " " $4 " " $5]) { print "not the fastest:", $0; bad = 1 } }
+       END { if (n != 6 || sizes != 6) { print n, "rules at N = 2 for", sizes, "sizes measured"; bad = 1 } exit bad }' \
+    "$tmp/rules_out" "$tmp/ruled"
+}
+check "bench_comm --rules: one rule per collective and size at N = 2, the fastest of its table" rules_fastest
+check "bench_comm --rules keeps the constants and another N's rules" \
+  sh -c "grep -q '^beta 1' '$tmp/ruled' && grep -q '^rule all_reduce 3 16 tree\$' '$tmp/ruled'"
+rules_run
+check "bench_comm --rules again: this N's rules replaced, not added to" \
+  sh -c "[ \$(grep -c '^rule .* 2 ' '$tmp/ruled') = 6 ] && grep -q 'all_reduce 3 16 tree' '$tmp/ruled'"
 
 # compare: a table and plots from stage logs; a malformed log is one line, exit 2.
 mkdir -p "$tmp/run" "$tmp/plots" "$tmp/none"

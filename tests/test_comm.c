@@ -425,14 +425,18 @@ END_TEST
 // ----------------------------------------------------------------------------
 // auto: for every collective and size, the algorithm the cost model predicts
 // fastest here (the fit and link in use, one node, this machine's cores),
-// derived again from comm_model: a rule that always takes the ring, or takes
-// the slowest, fails at the sizes where another algorithm wins.
+// derived again from comm_model, or the measured rule where the fit in use
+// has one for this N: a choice that always takes the ring, or takes the
+// slowest, fails at the sizes where another algorithm wins.
 
 static const char *model_pick(CollKind k, double bytes) {
     static const Algo candidates[] = { ALGO_RING, ALGO_TREE, ALGO_RD, ALGO_RABENSEIFNER, ALGO_NAIVE };
+    static CommRules r;
     CommFit f;
     const char *from;
-    if (comm_fit_load(&f, &from)) return "(no fit)";
+    if (comm_fit_load(&f, &r, &from)) return "(no fit)";
+    Algo ruled = comm_rule_pick(&r, k, bytes, rt.world);
+    if (ruled != ALGO_N) return algo_name(ruled);
     double la, lb, best = 0;
     comm_link(&la, &lb);
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);

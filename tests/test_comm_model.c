@@ -3,10 +3,14 @@
 // comm_ring.c (N - 1 steps of n/N per phase, never the whole buffer); the
 // sharing of cores; the fit, which recovers exact constants and minimises the
 // relative error (a fit that weighs every row alike would let the large sizes
-// decide, and the small ones be off by a factor).
+// decide, and the small ones be off by a factor); the measured rules, their
+// nearest-size lookup and their lines in the fit's file.
 #include "check_unit.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "../common/comm_model.h"
 
@@ -110,12 +114,110 @@ START_TEST(test_fit_relative) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------
+// the measured rules
+
+static CommRules four_sizes(void) {
+    CommRules r = { 0 };
+    const CommRule add[] = { { COLL_ALL_REDUCE, 4, 16, ALGO_NAIVE }, { COLL_ALL_REDUCE, 4, 1024, ALGO_MPI },
+                             { COLL_ALL_REDUCE, 4, 65536, ALGO_TREE }, { COLL_ALL_REDUCE, 4, 64 << 20, ALGO_RING } };
+    ck_assert_ptr_null(comm_rules_set(&r, COLL_ALL_REDUCE, 4, add, 4));
+    const CommRule other = { COLL_ALL_GATHER, 4, 1024, ALGO_RD };
+    ck_assert_ptr_null(comm_rules_set(&r, COLL_ALL_GATHER, 4, &other, 1));
+    return r;
+}
+
+// The nearest size in ratio: 128 B is 8x from 16 and 8x from 1 KiB (a tie:
+// the smaller), 129 B nearer 1 KiB; beyond the ends, the end's. No rule for
+// another N or kind: ALGO_N, so the model decides there.
+START_TEST(test_rule_pick) {
+    CommRules r = four_sizes();
+    const struct { double bytes; Algo want; } cases[] = {
+        { 1, ALGO_NAIVE }, { 16, ALGO_NAIVE }, { 100, ALGO_NAIVE }, { 128, ALGO_NAIVE }, { 129, ALGO_MPI },
+        { 1024, ALGO_MPI }, { 8191, ALGO_MPI }, { 8193, ALGO_TREE }, { 65536, ALGO_TREE }, { 2 << 20, ALGO_TREE },
+        { 2.1 * (1 << 20), ALGO_RING }, { 1e12, ALGO_RING } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Algo got = comm_rule_pick(&r, COLL_ALL_REDUCE, cases[i].bytes, 4);
+        ck_assert_msg(got == cases[i].want, "all_reduce of %.0f B at N=4: rule %s, the nearest size's is %s",
+                      cases[i].bytes, algo_name(got), algo_name(cases[i].want));
+    }
+    ck_assert_msg(comm_rule_pick(&r, COLL_ALL_REDUCE, 1024, 2) == ALGO_N, "a rule of N=4 taken at N=2");
+    ck_assert_msg(comm_rule_pick(&r, COLL_REDUCE_SCATTER, 1024, 4) == ALGO_N, "an all_reduce rule taken for reduce_scatter");
+    ck_assert_msg(comm_rule_pick(&r, COLL_ALL_GATHER, 5, 4) == ALGO_RD, "the all_gather rule not taken");
+    ck_assert_msg(comm_rule_pick(NULL, COLL_ALL_GATHER, 5, 4) == ALGO_N, "no rules: no pick");
+    // Setting a kind and N again replaces its rules and keeps the others.
+    const CommRule one = { COLL_ALL_REDUCE, 4, 4096, ALGO_RABENSEIFNER };
+    ck_assert_ptr_null(comm_rules_set(&r, COLL_ALL_REDUCE, 4, &one, 1));
+    ck_assert_int_eq(r.n, 2);
+    ck_assert_msg(comm_rule_pick(&r, COLL_ALL_REDUCE, 16, 4) == ALGO_RABENSEIFNER, "the old all_reduce rules kept");
+    ck_assert_msg(comm_rule_pick(&r, COLL_ALL_GATHER, 5, 4) == ALGO_RD, "all_gather's rule lost");
+    CommRule many[COMM_MAX_RULES];
+    for (int i = 0; i < COMM_MAX_RULES; i++) many[i] = (CommRule){ COLL_REDUCE_SCATTER, 2, 1.0 + i, ALGO_RING };
+    ck_assert_ptr_nonnull(strstr(comm_rules_set(&r, COLL_REDUCE_SCATTER, 2, many, COMM_MAX_RULES), "more than"));
+}
+END_TEST
+
+static char dir[] = "/tmp/zc_comm_model_XXXXXX";
+
+static const char *read_text(const char *text, CommFit *f, CommRules *r) {
+    char path[64];
+    snprintf(path, sizeof path, "%s/fit", dir);
+    FILE *out = fopen(path, "w");
+    ck_assert_ptr_nonnull(out);
+    fputs(text, out);
+    ck_assert_int_eq(fclose(out), 0);
+    return comm_fit_read(path, f, r);
+}
+
+// What comm_fit_write writes reads back the same; a rule line that is not one
+// (an algorithm auto does not choose on one node, a kind it does not choose
+// for, N or BYTES out of range or not whole, a word more, a size twice) is
+// refused with its line number.
+START_TEST(test_rule_file) {
+    char path[64];
+    snprintf(path, sizeof path, "%s/written", dir);
+    CommRules r = four_sizes(), back;
+    CommFit f = { 1e-5, 2e-6, 3e-10, 4e-10, 5e-10 }, g;
+    ck_assert_ptr_null(comm_fit_write(path, &f, &r, "test"));
+    ck_assert_ptr_null(comm_fit_read(path, &g, &back));
+    ck_assert_int_eq(back.n, r.n);
+    for (int i = 0; i < r.n; i++)
+        ck_assert_msg(back.rule[i].kind == r.rule[i].kind && back.rule[i].N == r.rule[i].N &&
+                      back.rule[i].bytes == r.rule[i].bytes && back.rule[i].algo == r.rule[i].algo,
+                      "rule %d read back differs", i);
+    ck_assert_msg(g.alpha == 2e-6 && g.delta == 5e-10, "the constants read back differ");
+    const char *consts = "call 1e-5\nalpha 1e-6\nbeta 1e-10\ngamma 1e-10\ndelta 1e-10\n";
+    char text[512];
+    snprintf(text, sizeof text, "%srule all_reduce 8 64 mpi\nrule reduce_scatter 3 12 naive\n", consts);
+    ck_assert_ptr_null(read_text(text, &g, &back));
+    ck_assert_int_eq(back.n, 2);
+    ck_assert_msg(comm_rule_pick(&back, COLL_REDUCE_SCATTER, 1e6, 3) == ALGO_NAIVE, "a rule read is not followed");
+    ck_assert_ptr_null(read_text(consts, &g, &back));
+    ck_assert_int_eq(back.n, 0);  // a fit without rules: the model everywhere
+    const char *bad[] = { "rule all_reduce 4 16 hier", "rule all_reduce 4 16 auto", "rule broadcast 4 16 ring",
+                          "rule all_reduce 0 16 ring", "rule all_reduce 4 0 ring", "rule all_reduce 4 1.5 ring",
+                          "rule all_reduce 4 16 ring extra", "rule all_reduce 4 16", "rule all_reduce 4 nan ring",
+                          "rule all_reduce 4 16 ring\nrule all_reduce 4 16 rd", "rules all_reduce 4 16 ring" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "%s%s\n", consts, bad[i]);
+        const char *why = read_text(text, &g, &back);
+        ck_assert_msg(why && strstr(why, "line ") && strstr(why, "rule KIND N BYTES ALGO"),
+                      "'%s' read as a rule (%s)", bad[i], why ? why : "accepted");
+    }
+    snprintf(text, sizeof text, "%s/fit", dir);
+    ck_assert_int_eq(unlink(path) | unlink(text) | rmdir(dir), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
+    if (!mkdtemp(dir)) fatal("mkdtemp %s failed", dir);
     Suite *s = suite_create("comm_model");
     TCase *tc = tcase_create("model");
     tcase_add_test(tc, test_ring_path);
     tcase_add_test(tc, test_fit_exact);
     tcase_add_test(tc, test_fit_relative);
+    tcase_add_test(tc, test_rule_pick);
+    tcase_add_test(tc, test_rule_file);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -332,6 +332,12 @@ mkfifo "$tmp/fifo"
 for out in "$tmp" "$tmp/fifo" /dev/full "$tmp/no/such/fit"; do
   expect 2 2 "cannot write cost model fit '$out'" "$bc" -b 1K -e 1K -m --fit "$out"
 done
+# --rules adds to a fit that exists (or that --fit writes first), measured on
+# one node with host buffers: anything else is refused before the benchmark.
+expect 2 2 "cannot read cost model fit '$tmp/no_fit'" "$bc" -b 1K -e 1K --rules "$tmp/no_fit"
+expect 2 2 "cost model fit '$tmp/fit2', line 2" "$bc" -b 1K -e 1K --rules "$tmp/fit2"
+expect 2 2 "cannot write cost model fit '/dev/full'" "$bc" -b 1K -e 1K --rules /dev/full
+expect 2 2 "--rules: measured on one node with buffers on the cpu" "$bc" -b 1K -e 1K -k 1 --rules "$tmp/fit0"
 ZC_HOST_MEM_MB=100 expect 2 2 "the buffers of -e 2.00 GiB do not fit: they need 12.00 GiB of host memory" \
   "$bc" -b 2G -e 2G -n 1 -w 0 -o all_gather -B ring
 ZC_HOST_MEM_MB=100 expect 1 2 "the five buffers of -p 4294967296 do not fit: they need 80.00 GiB of host memory" \

@@ -1,17 +1,19 @@
 #!/bin/sh
 # make bench-collectives: lecture 1's figures (BENCHMARKS.md, lc1's README),
 # all from one run on this machine:
-#   1. the cost model fitted at N = 4 (the course's N; where the algorithms'
-#      message counts differ enough to tell alpha from the rest), written to
-#      BUILD/comm_fit;
+#   1. --comm auto's file, BUILD/comm_fit: the cost model fitted at N = 4 (the
+#      course's N; where the algorithms' message counts differ enough to tell
+#      alpha from the rest), and the rules: at N = 2, 3, 4, 8 on one node, for
+#      every collective and size, the fastest measured of Open MPI's own and
+#      the algorithms written here;
 #   2. every algorithm against Open MPI's own collectives at N = 2, 3, 4, 8
 #      (more ranks than cores is fine: the model counts how many share a core),
 #      16 B to 64 MiB, with the model's prediction beside each time and auto's
-#      choices (ZC_COMM_FIT = the fit of step 1);
+#      choices (ZC_COMM_FIT = the file of step 1);
 #   3. N = 4 as 2 emulated nodes of 2 over a slow link (ZC_LINK, default
 #      inter:20us,1GB/s): hier against the flat algorithms, and where hier
-#      starts to win, measured and predicted.
-# The fit of step 1 is --comm auto's cost model for every run of this build
+#      starts to win, measured and predicted (no rules there: the model).
+# The file of step 1 is --comm auto's for every run of this build
 # (BUILD/comm_fit); `fit` runs step 1 alone (make comm-fit).
 # usage: tools/bench_collectives.sh [BUILD_DIR] [fit]    (RANKS="2 3 4 8", LINK=..., ARGS=... override)
 set -eu
@@ -22,9 +24,16 @@ RANKS=${RANKS:-2 3 4 8}
 LINK=${LINK:-inter:20us,1GB/s}
 ARGS=${ARGS:--b 16 -e 64M -f 4 -w 2 -n 1000 -t 0.5}
 fit=$BUILD/comm_fit
-echo "== 1. the fit, at N = 4 ($(nproc) cores here, load average $(cut -d' ' -f1 /proc/loadavg): measure on a quiet machine)"
+candidates="mpi naive ring tree rd rabenseifner"
+echo "== 1. the fit at N = 4 and the rules at N = $RANKS ($(nproc) cores here, load average $(cut -d' ' -f1 /proc/loadavg): measure on a quiet machine)"
 # shellcheck disable=SC2086
-tools/launch 4 "$BUILD/bin/bench_comm" $ARGS -B "naive ring tree rd rabenseifner" --fit "$fit" | sed -n '/^# the fit/p'
+tools/launch 4 "$BUILD/bin/bench_comm" $ARGS -B "$candidates" --fit "$fit" --rules "$fit" |
+  sed -n '/^# the fit/p; /^# the rules/,$p'
+for n in $RANKS; do
+  [ "$n" = 4 ] && continue
+  # shellcheck disable=SC2086
+  tools/launch "$n" "$BUILD/bin/bench_comm" $ARGS -B "$candidates" --rules "$fit" | sed -n '/^# the rules/,$p'
+done
 if [ "$ONLY" = fit ]; then
   echo "written to $fit: --comm auto uses it in every run of this build (ZC_COMM_FIT overrides it)"
   exit 0

@@ -4,7 +4,7 @@
 // call). Under mpirun:
 //   tools/launch 4 build/bin/bench_comm -b 1K -e 64M -f 4 -o all_reduce
 // For each size: time per call (the median over the timed calls of the slowest
-// rank's time), algbw = size / time, busbw = algbw x 2(N-1)/N for all-reduce and
+// rank's time, each call started from MPI's barrier whatever the backend), algbw = size / time, busbw = algbw x 2(N-1)/N for all-reduce and
 // (N-1)/N for reduce-scatter and all-gather (the bytes each link carries in a
 // ring), and #wrong, the elements that differ from the exact answer (inputs
 // are small integers, so float sums are exact whatever the order). -d cuda
@@ -14,8 +14,11 @@
 // The cost model (comm_model): -m prints each algorithm's error against the
 // measurements from 64 KiB on (-M also each prediction beside its time); --fit FILE first fits the model's constants to these
 // measurements (least squares, relative), prints the fit with its error and
-// writes FILE for --comm auto (ZC_COMM_FIT). -t SECONDS takes as many timed
-// calls per size as fit in that time (at least 3, at most -n).
+// writes FILE for --comm auto (ZC_COMM_FIT). --rules FILE (after --fit, or on
+// a fit already written) puts into FILE, for this N, the fastest measured of
+// mpi and the algorithms written here at every size: auto's rules on one node.
+// -t SECONDS takes as many timed calls per size as fit in that time (at least
+// 3, at most -n).
 #include "../common/args.h"
 #include "../common/clock.h"
 #include "../common/comm.h"
@@ -37,7 +40,7 @@ typedef struct {
     double factor;
     int warmup, iters, check, per_node, model;
     double target;            // -t: seconds of timed calls per size (0: -n calls)
-    const char *ops, *backends, *device, *fit;
+    const char *ops, *backends, *device, *fit, *rules;
 } Opts;
 
 // One measurement, kept for the tables and the model.
@@ -100,13 +103,14 @@ static void check_words(const char *flag, const char *list, const char *allowed)
 }
 
 static Opts parse(int argc, char **argv) {
-    Opts o = { 1024, 64u << 20, 4.0, 5, 20, 1, 0, 0, 0, "all_reduce reduce_scatter all_gather", NULL, "cpu", NULL };
+    Opts o = { 1024, 64u << 20, 4.0, 5, 20, 1, 0, 0, 0, "all_reduce reduce_scatter all_gather", NULL, "cpu", NULL,
+               NULL };
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (strcmp(f, "-h") == 0 || strcmp(f, "--help") == 0) {
             print0("usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-t SECONDS] [-c 0|1] "
                    "[-o 'all_reduce reduce_scatter all_gather'] [-B '%s'] [-d cpu|cuda] [-k RANKS_PER_NODE] [-m|-M] "
-                   "[--fit FILE]\n", rt.prog, comm_backends());
+                   "[--fit FILE] [--rules FILE]\n", rt.prog, comm_backends());
             rt_finalize();
             exit(0);
         }
@@ -125,6 +129,7 @@ static Opts parse(int argc, char **argv) {
         else if (strcmp(f, "-k") == 0) o.per_node = parse_int(f, v, 0, 1 << 20);
         else if (strcmp(f, "-t") == 0) o.target = parse_seconds(f, v);
         else if (strcmp(f, "--fit") == 0) o.fit = v, o.model = o.model ? o.model : 1;
+        else if (strcmp(f, "--rules") == 0) o.rules = v;
         else if (strcmp(f, "-o") == 0) o.ops = v;
         else if (strcmp(f, "-B") == 0) o.backends = v;
         else if (strcmp(f, "-d") == 0) o.device = v;
@@ -133,10 +138,18 @@ static Opts parse(int argc, char **argv) {
     if (o.min_bytes > o.max_bytes) usage_error("-b %zu is larger than -e %zu", o.min_bytes, o.max_bytes);
     // The fit is written after the whole benchmark: a place it cannot go is refused first.
     if (o.fit) agree_input(rt.rank == 0 ? file_check_output(o.fit, "cost model fit") : NULL);
+    if (o.rules) agree_input(rt.rank == 0 ? file_check_output(o.rules, "cost model fit") : NULL);
     check_words("-o", o.ops, "all_reduce reduce_scatter all_gather");
     if (!args_has_word("cpu cuda", o.device)) usage_error("-d '%s': expected cpu or cuda", file_shown(o.device));
     rt_nodes(o.per_node);
     rt_use_device(o.device);
+    if (o.rules && (comm_nodes() > 1 || rt.device != DEV_CPU))  // what auto's rules are for
+        usage_error("--rules: measured on one node with buffers on the cpu (no -k, no -d cuda)");
+    if (o.rules && !o.fit) {  // a fit to add to: checked before the benchmark, not after
+        CommFit f;
+        CommRules r;
+        agree_input(rt.rank == 0 ? comm_fit_read(o.rules, &f, &r) : NULL);
+    }
     // nccl moves GPU memory only; the others run on either device.
     static char usable[128];
     snprintf(usable, sizeof usable, "%s", comm_backends());
@@ -232,7 +245,7 @@ static void bench_size(const Opts *o, char **names, int nb, CollKind k, size_t b
     for (int i = 0; i < iters; i++)
         for (int n = 0; n < nb; n++) {
             comm_use(names[n]);
-            comm_barrier();
+            rt_barrier();  // MPI's, for every backend: the same start line
             CommStats before = comm_stats();
             double t0 = now_s();
             run_once(k, a, b, count);
@@ -370,11 +383,53 @@ static CommFit fit_rows(const char *path) {
     char comment[200];
     snprintf(comment, sizeof comment, "bench_comm --fit at N = %d: %d + %d measurements, rms relative error %.1f%% "
              "and %.1f%%", rt.world, used[0], used[1], 100 * err[0], 100 * err[1]);
-    const char *why = rt.rank == 0 ? comm_fit_write(path, &f, comment) : NULL;
+    const char *why = rt.rank == 0 ? comm_fit_write(path, &f, NULL, comment) : NULL;
     if (why) fatal("%s", why);
     mem_free(c);
     mem_free(t);
     return f;
+}
+
+// The rules of this N: for every collective and size measured, the fastest of
+// mpi and the algorithms written here that got it right (auto's and hier's
+// rows are not candidates: auto's is another's, hier is the ring on one node). Put into
+// path's fit (read again: --fit may have just written it) and written back.
+static int rule_candidate(const Row *r) { return strcmp(r->backend, "auto") && r->algo != ALGO_HIER && r->wrong <= 0; }
+
+static void write_rules(const char *path) {
+    static CommFit f;
+    static CommRules r;
+    const char *why = comm_fit_read(path, &f, &r);
+    print0("\n# the rules written to %s (N = %d, one node: the fastest measured at each size)\n", file_shown(path),
+           rt.world);
+    for (int k = 0; k < COLL_NKIND && !why; k++) {
+        CommRule add[64];
+        int n = 0;
+        for (int i = 0; i < nrows && n < 64; i++) {
+            const Row *c = &rows[i];
+            if ((int)c->kind != k || !rule_candidate(c)) continue;
+            const Row *best = c;
+            for (int j = 0; j < nrows; j++) {
+                const Row *o = &rows[j];
+                if (o->kind == c->kind && o->bytes == c->bytes && rule_candidate(o) && o->secs < best->secs) best = o;
+            }
+            if (best != c) continue;  // one rule per size: at the fastest's row
+            add[n++] = (CommRule){ (CollKind)k, rt.world, c->bytes, c->algo };
+            if (n == 1) print0("#   %s:", coll_name((CollKind)k));
+            print0("%s %s %s", n == 1 ? "" : ",", human_bytes(c->bytes), algo_name(c->algo));
+        }
+        if (n) print0("\n");
+        if (n) why = comm_rules_set(&r, (CollKind)k, rt.world, add, n);
+    }
+    char comment[200];
+    int len = snprintf(comment, sizeof comment, "bench_comm: the fit, and the rules measured at N =");
+    for (int i = 0; i < r.n && len < 150; i++) {  // each N once, in the order first met
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= r.rule[j].N == r.rule[i].N;
+        if (!seen) len += snprintf(comment + len, sizeof comment - (size_t)len, " %d", r.rule[i].N);
+    }
+    if (!why) why = comm_fit_write(path, &f, &r, comment);
+    if (why) fatal("%s", why);
 }
 
 // Where the hierarchical all-reduce starts to beat every flat algorithm written
@@ -478,13 +533,14 @@ int main(int argc, char **argv) {
     print_compare();
     if (o.model) {
         CommFit f;
-        const char *from, *why = o.fit ? NULL : comm_fit_load(&f, &from);
+        const char *from, *why = o.fit ? NULL : comm_fit_load(&f, NULL, &from);
         if (why) usage_error("%s", why);
         if (o.fit) f = fit_rows(o.fit);
         else print0("\n# the cost model: %s\n", from);
         print_model(&f, o.model > 1);
         print_crossover(&f);
     }
+    if (o.rules && rt.rank == 0) write_rules(o.rules);
     rt_finalize();
     return 0;
 }
