@@ -228,8 +228,13 @@ check "bench_comm --rules: one rule per collective and size at N = 2, the fastes
 check "bench_comm --rules keeps the constants and another N's rules" \
   sh -c "grep -q '^beta 1' '$tmp/ruled' && grep -q '^rule all_reduce 3 16 tree\$' '$tmp/ruled'"
 rules_run
-check "bench_comm --rules again: this N's rules replaced, not added to" \
-  sh -c "[ \$(grep -c '^rule .* 2 ' '$tmp/ruled') = 6 ] && grep -q 'all_reduce 3 16 tree' '$tmp/ruled'"
+again=$?
+rules_kept() {  # rules_kept STATUS: the second run's
+  [ "$1" = 0 ] && [ "$(grep -c '^rule .* 2 ' "$tmp/ruled")" = 6 ] && grep -q 'all_reduce 3 16 tree' "$tmp/ruled" ||
+    { echo "    the second run's status $1, its last lines, the file after it:"; tail -n 3 "$tmp/rules_out";
+      sed 's/^/    /' "$tmp/ruled"; false; }
+}
+check "bench_comm --rules again: this N's rules replaced, not added to" rules_kept "$again"
 
 # compare: a table and plots from stage logs; a malformed log is one line, exit 2.
 mkdir -p "$tmp/run" "$tmp/plots" "$tmp/none"
