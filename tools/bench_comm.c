@@ -481,12 +481,18 @@ static void print_model(const CommFit *f, int each_row) {
         print0("# %-13s %-15s %12s %12s %12s %8s\n", "backend", "collective", "size(B)", "time(us)", "model(us)", "err%");
     for (int i = 0; i < nrows && each_row; i++) {
         const Row *r = &rows[i];
-        if (!comm_modelled(r->algo, rt.world, comm_ranks_per_node() ? comm_ranks_per_node() : rt.world)) continue;
+        int is_auto = strcmp(r->backend, "auto") == 0;
+        if (!comm_modelled(r->algo, rt.world, comm_ranks_per_node() ? comm_ranks_per_node() : rt.world)) {
+            if (is_auto)  // a rule sent it to the library, which the model does not know
+                print0("  %-13s %-15s %12.0f %12.1f %12s %8s chose %s\n", r->backend, coll_name(r->kind), r->bytes,
+                       1e6 * r->secs, "-", "-", algo_name(r->algo));
+            continue;
+        }
         CommCost c = cost_of(r->algo, r->kind, r->bytes);
         double p = comm_time(&c, f, la, lb);
         print0("  %-13s %-15s %12.0f %12.1f %12.1f %8.1f%s%s\n", r->backend, coll_name(r->kind), r->bytes,
-               1e6 * r->secs, 1e6 * p, 100 * (p - r->secs) / r->secs, strcmp(r->backend, "auto") ? "" : " chose ",
-               strcmp(r->backend, "auto") ? "" : algo_name(r->algo));
+               1e6 * r->secs, 1e6 * p, 100 * (p - r->secs) / r->secs, is_auto ? " chose " : "",
+               is_auto ? algo_name(r->algo) : "");
     }
     print0("# error of the model from 64 KiB on, per algorithm and collective: mean |err|, max |err|\n");
     for (int a = 0; a < ALGO_N; a++)
