@@ -4,12 +4,13 @@
 // call). Under mpirun:
 //   tools/launch 4 build/bin/bench_comm -b 1K -e 64M -f 4 -o all_reduce
 // For each size: time per call (the median over the timed calls of the slowest
-// rank's time, each call started from MPI's barrier whatever the backend), algbw = size / time, busbw = algbw x 2(N-1)/N for all-reduce and
-// (N-1)/N for reduce-scatter and all-gather (the bytes each link carries in a
-// ring), and #wrong, the elements that differ from the exact answer (inputs
-// are small integers, so float sums are exact whatever the order). -d cuda
-// puts the buffers on the GPU, which adds the nccl backend (the others stage
-// through host memory).
+// rank's time, each call started from MPI's barrier whatever the backend),
+// algbw = size / time, busbw = algbw x 2(N-1)/N for all-reduce and (N-1)/N for
+// reduce-scatter and all-gather (the bytes each link carries in a ring), and
+// #wrong, the elements that differ from the exact answer (inputs are small
+// integers, so float sums are exact whatever the order). -d cuda puts the
+// buffers on the GPU, which adds the nccl backend (the others stage through
+// host memory).
 //
 // The cost model (comm_model): -m prints each algorithm's error against the
 // measurements from 64 KiB on (-M also each prediction beside its time); --fit FILE first fits the model's constants to these
@@ -147,8 +148,7 @@ static Opts parse(int argc, char **argv) {
         usage_error("--rules: measured on one node with buffers on the cpu (no -k, no -d cuda)");
     if (o.rules && !o.fit) {  // a fit to add to: checked before the benchmark, not after
         CommFit f;
-        CommRules r;
-        agree_input(rt.rank == 0 ? comm_fit_read(o.rules, &f, &r) : NULL);
+        agree_input(rt.rank == 0 ? comm_fit_read(o.rules, &f, NULL) : NULL);
     }
     // nccl moves GPU memory only; the others run on either device.
     static char usable[128];
@@ -392,8 +392,9 @@ static CommFit fit_rows(const char *path) {
 
 // The rules of this N: for every collective and size measured, the fastest of
 // mpi and the algorithms written here that got it right (auto's and hier's
-// rows are not candidates: auto's is another's, hier is the ring on one node). Put into
-// path's fit (read again: --fit may have just written it) and written back.
+// rows are not candidates: auto's is another's, hier is the ring on one node).
+// Put into path's fit (read again: --fit may have just written it) and written
+// back.
 static int rule_candidate(const Row *r) { return strcmp(r->backend, "auto") && r->algo != ALGO_HIER && r->wrong <= 0; }
 
 static void write_rules(const char *path) {
