@@ -5,7 +5,8 @@
 # network used inside it), with the CUDA toolkit's folder mounted in as the
 # GPU node would have it. The pack's mpirun must train lc2 at N = 2 on the
 # CPU, and the GPU steps must end as they end where no GPU opens: the kernels
-# and test_gpu skipped (77), lc0 --device cuda refused with its reason. Not
+# and test_gpu skipped (77), lc0 --device cuda refused with its reason; make
+# run's course runs on the CPU, its plots drawn by the pack's gnuplot. Not
 # part of make test: debootstrap and apt-get download need Debian's mirror
 # (about 2 minutes the first time; the root is kept in BUILD/bare).
 # usage: tests/offline_rehearsal.sh [BUILD_DIR]
@@ -40,7 +41,8 @@ if [ -d "$cuda" ]; then
 fi
 
 check "the bare root has no Open MPI of its own" sh -c "! chroot '$root' sh -c 'command -v mpirun orted; ls /usr/lib/x86_64-linux-gnu | grep -q libmpi'"
-chroot "$root" /bin/bash -c 'cd /zc && tools/offline_run.sh build/offline /zc/out 300 facts mpi kernels smoke test_gpu' \
+check "nor a gnuplot" sh -c "! chroot '$root' sh -c 'command -v gnuplot gnuplot-nox'"
+chroot "$root" /bin/bash -c 'cd /zc && tools/offline_run.sh build/offline /zc/out 540 facts mpi kernels smoke test_gpu course' \
   >"$tmp/run" 2>&1
 s=$root/zc/out/SUMMARY
 check "facts ok" grep -q "^facts: ok" "$s"
@@ -49,5 +51,7 @@ check "and the program's summary line came back" grep -q "^summary stage=lc2_zer
 check "no GPU here: the kernels are skipped" grep -q "^kernels: SKIPPED" "$s"
 check "no GPU here: lc0 --device cuda is refused with its reason" grep -q "no usable GPU on this machine" "$root/zc/out/steps.log"
 check "no GPU here: test_gpu is skipped" grep -q "^test_gpu: SKIPPED" "$s"
+check "no GPU here: make run's course runs on the CPU, table and all" grep -q "^course: ok" "$s"
+check "and the pack's gnuplot drew its plots" sh -c "for p in loss memory peak; do [ -s $root/zc/build/plots/\$p.png ] && [ -s $root/zc/build/plots/\$p.svg ] || exit 1; done"
 [ "$bad" = 0 ] || sed "s/^/    /" "$tmp/run"
 finish offline_rehearsal

@@ -2,7 +2,7 @@
 # offline_pack: what a bare, offline machine (a GPU node with no network, an
 # air-gapped cluster) needs to run this course's built tree, in one folder:
 # the Debian packages of every shared library the programs load, of Open MPI's
-# runtime (mpirun, its daemon, its components and PMIx's) and of the word list,
+# runtime (mpirun, its daemon, its components and PMIx's), of gnuplot and of the word list,
 # downloaded here by apt-get (no file of them is picked by hand), and the built
 # programs. tools/offline_run.sh unpacks them there, into the folder, never
 # into the system, and runs the GPU list. The C library, the C++ runtime and
@@ -29,7 +29,10 @@ ompi_pkglib=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^pat
 [ -d "$ompi_pkglib" ] || { echo "offline_pack: Open MPI's components not found (ompi_info)" >&2; exit 2; }
 pmix_plugins=$(dpkg -L libpmix2 2>/dev/null | grep '/pmix/.*\.so$' || true)
 gpu_tests="test_kernels_cuda test_comm_device model_diff libnccl_fault.so"  # what tests/test_gpu.sh runs
-loaders="$BUILD/bin/* $(for t in $gpu_tests; do echo "$BUILD/test/$t"; done) $(command -v orterun) $(command -v orted) $ompi_pkglib/*.so $pmix_plugins"
+# gnuplot draws make run's plots (tools/compare runs it).
+gnuplot=$(readlink -f "$(command -v gnuplot-nox || command -v gnuplot || echo /nonexistent)")
+[ -x "$gnuplot" ] || { echo "offline_pack: gnuplot is not installed here (make deps installs gnuplot-nox)" >&2; exit 2; }
+loaders="$BUILD/bin/* $(for t in $gpu_tests; do echo "$BUILD/test/$t"; done) $(command -v orterun) $(command -v orted) $ompi_pkglib/*.so $pmix_plugins $gnuplot"
 for f in $loaders; do
   [ -f "$f" ] || continue
   ldd "$f" 2>/dev/null | awk '$3 ~ /^\// { print $3 }'
@@ -38,9 +41,9 @@ done | sort -u >"$tmp/libs"
 while read -r lib; do
   dpkg -S "$(readlink -f "$lib")" 2>/dev/null || dpkg -S "$lib" 2>/dev/null || true
 done <"$tmp/libs" | cut -d: -f1 | sort -u >"$tmp/pkgs"
-# Open MPI's runtime and data, PMIx's plugins, the word list; not the C
+# Open MPI's runtime and data, PMIx's plugins, the word list, gnuplot; not the C
 # library, the C++ runtime or the GCC runtime: the target's own must be used.
-{ cat "$tmp/pkgs"; echo openmpi-bin; echo openmpi-common; echo libopenmpi3; echo libpmix2; echo wamerican; } |
+{ cat "$tmp/pkgs"; echo openmpi-bin; echo openmpi-common; echo libopenmpi3; echo libpmix2; echo wamerican; echo gnuplot-nox; } |
   grep -vxE 'libc6|libstdc\+\+6|libgcc-s1' | sort -u >"$PACK/packages"
 (cd "$PACK/debs" && xargs apt-get download -q <"../packages") >"$tmp/log" 2>&1 ||
   { echo "offline_pack: apt-get download failed:" >&2; tail -n 5 "$tmp/log" >&2; exit 1; }

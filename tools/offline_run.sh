@@ -13,6 +13,9 @@
 #   racecheck     racecheck on lc0 (where compute-sanitizer is installed)
 #   test_gpu      tests/test_gpu.sh: every stage on the GPU against its CPU run
 #   bench_gpu     tools/bench_gpu.sh: the GPU figures of BENCHMARKS.md
+#   course        make run: every stage on the default data at N = 4, its table
+#                 and plots (tools/run_course.sh); on the GPU where nvidia-smi
+#                 lists one (DEVICE=cuda), else on the CPU
 # OUT_DIR gets SUMMARY (a line per step: ok, FAIL, SKIPPED or out of time, and
 # seconds), steps.log (every step's output, in order), bench.txt and
 # test_gpu.tgz (every run of test_gpu.sh, its output and logs): four files, as
@@ -28,7 +31,7 @@ top=$(pwd)
 pack=$(cd "$1" 2>/dev/null && pwd) || { echo "offline_run: no pack folder '$1'" >&2; exit 2; }
 out=$2 budget=${3:-540}
 shift 2; [ $# -gt 0 ] && shift
-steps=${*:-facts mpi kernels smoke memcheck racecheck test_gpu bench_gpu}
+steps=${*:-facts mpi kernels smoke memcheck racecheck test_gpu bench_gpu course}
 case $budget in '' | *[!0-9]*) echo "offline_run: SECONDS must be a whole number (got '$budget')" >&2; exit 2 ;; esac
 [ -d "$pack/debs" ] && [ -d "$pack/build/bin" ] || { echo "offline_run: $pack is not a pack (tools/offline_pack.sh)" >&2; exit 2; }
 mkdir -p "$out" || exit 2
@@ -50,6 +53,7 @@ if [ ! -f "$root/.unpacked" ]; then
     fi || { echo "offline_run: cannot unpack $d" >&2; exit 1; }
   done
   ln -sf orterun "$root/usr/bin/mpirun"
+  ln -sf gnuplot-nox "$root/usr/bin/gnuplot"  # (Debian's alternatives name it)
   touch "$root/.unpacked"
 fi
 arch=x86_64-linux-gnu
@@ -58,7 +62,9 @@ lib=$root/usr/lib/$arch
 # companions); Open MPI's and PMIx's own come from the pack, as one set.
 mkdir -p "$pack/libs"
 rm -f "$pack/libs"/*
-for f in "$lib"/*.so.* "$lib"/openblas-pthread/*.so.*; do  # (Debian's alternatives link libopenblas from there)
+# (openblas-pthread: Debian's alternatives link libopenblas from there; /lib:
+# a few packages, libexpat1 among them, still put their libraries there.)
+for f in "$lib"/*.so.* "$lib"/openblas-pthread/*.so.* "$root/lib/$arch"/*.so.*; do
   [ -e "$f" ] || continue
   name=$(basename "$f")
   case $name in libmpi* | libopen-* | libpmix* | libmca_* | libompitrace*) ;;
@@ -149,6 +155,11 @@ sanitize() {
     compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 build/bin/lc4_zero3 --device cuda --comm nccl $small
 }
 
+# The stages the pack holds, in the course's order (run_course.sh asks make otherwise).
+stages_built=$(cd build/bin && ls -d lc[0-9]_* 2>/dev/null | sort | tr '\n' ' ')
+# A GPU listed but not usable fails the step (run_course says why), as in make run.
+course_device=cpu
+nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && course_device=cuda
 export -f facts sanitize
 export pack out cuda_from small
 # The steps run in the order asked (the most telling first where time is short).
@@ -162,7 +173,8 @@ for s in $steps; do
     racecheck) step racecheck 120 sanitize racecheck ;;
     test_gpu) step test_gpu 300 env TEST_GPU_KEEP="$out/test_gpu.tgz" tests/test_gpu.sh build ;;
     bench_gpu) step bench_gpu 300 sh -c 'tools/bench_gpu.sh build | tee "$0"' "$out/bench.txt" ;;
-    *) note "$s: no such step (facts mpi kernels smoke memcheck racecheck test_gpu bench_gpu)" ;;
+    course) step course 300 env ZC_STAGES="$stages_built" tools/run_course.sh build 4 "$course_device" ;;
+    *) note "$s: no such step (facts mpi kernels smoke memcheck racecheck test_gpu bench_gpu course)" ;;
   esac
 done
 note "offline_run: $(($(date +%s) - start)) s of $budget"
