@@ -94,8 +94,9 @@ CUDA_LOW   = gpu
 CUDA_MID   = kernels_cuda comm_staging comm_nccl
 CUDA_LIBDIRS = $(sort $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib) $(NCCL_LIBDIR))
 CFLAGS    += -DZC_CUDA -I$(CUDA_HOME)/include -I$(NCCL_INC)
+# cuBLAS is not linked: kernels_cuda opens it when the GPU path starts.
 CUDA_LIBS  = $(addprefix -L,$(CUDA_LIBDIRS)) $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_LIBDIRS)) \
-             -lcublas -lcudart -lstdc++
+             -lcudart -lstdc++ -ldl
 LDLIBS    += $(CUDA_LIBS) $(NCCL_LIB)
 UNIT_LDLIBS += $(CUDA_LIBS)
 # --fmad=false: no fused multiply-adds, so elementwise kernels give the CPU's bits.

@@ -12,17 +12,35 @@ extern "C" {  // the runtime is C
 }
 
 #include <cublas_v2.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <string.h>
 
 #define CHECK_CUBLAS(call) do { cublasStatus_t s_ = (call); if (s_ != CUBLAS_STATUS_SUCCESS) \
-    fatal("%s: %s", #call, cublasGetStatusString(s_)); } while (0)
+    fatal("%s: %s", #call, cublas.status_string(s_)); } while (0)
 #define CHECK_LAUNCH(name) do { cudaError_t e_ = cudaGetLastError(); if (e_ != cudaSuccess) \
     fatal("kernel %s: %s", name, cudaGetErrorString(e_)); } while (0)
 
 #define THREADS 256
 #define MAX_BLOCKS 4096  // grid-stride loops beyond this
 
+// cuBLAS is opened when the GPU path starts (cuda_kernels_init), not linked:
+// with cuBLASLt it is half a gigabyte of code, and linked, every process of a
+// CUDA build paid about 0.17 s to map and relocate it before main, on the CPU
+// too (make test starts thousands). These are the calls this file makes, as
+// pointers of the header's own types (GemmEx spelled out: C++ sees an
+// overload of it beside the C function).
+static struct {
+    decltype(&cublasCreate) create;
+    decltype(&cublasDestroy) destroy;
+    decltype(&cublasSetStream) set_stream;
+    decltype(&cublasSetMathMode) set_math_mode;
+    decltype(&cublasSgemm) sgemm;
+    cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                              const void *, const void *, cudaDataType, int, const void *, cudaDataType, int,
+                              const void *, void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+    decltype(&cublasGetStatusString) status_string;
+} cublas;
 static cublasHandle_t blas;
 
 // Scratch for inputs that live on the host (a batch's context and targets) and
@@ -80,15 +98,40 @@ static double sum_parts(size_t n) {
 // ----------------------------------------------------------------------------
 // lifetime
 
+#define NAME_(x) #x
+#define NAME(f) NAME_(f)  // the name after cublas_v2.h's renaming (cublasCreate_v2)
+
+static void *cublas_symbol(void *lib, const char *name) {
+    void *f = dlsym(lib, name);
+    if (!f) fatal("cuBLAS: no %s in libcublas.so.%d: %s", name, CUBLAS_VER_MAJOR, dlerror());
+    return f;
+}
+
+// Once per process; never closed (cuBLAS keeps state until exit). The file is
+// found as the linked libraries are: this program's run path, LD_LIBRARY_PATH.
+static void cublas_open(void) {
+    if (cublas.create) return;
+    void *lib = dlopen("libcublas.so." NAME(CUBLAS_VER_MAJOR), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) fatal("cannot load cuBLAS, which this build was compiled against: %s", dlerror());
+    cublas.status_string = (decltype(cublas.status_string))cublas_symbol(lib, NAME(cublasGetStatusString));
+    cublas.destroy = (decltype(cublas.destroy))cublas_symbol(lib, NAME(cublasDestroy));
+    cublas.set_stream = (decltype(cublas.set_stream))cublas_symbol(lib, NAME(cublasSetStream));
+    cublas.set_math_mode = (decltype(cublas.set_math_mode))cublas_symbol(lib, NAME(cublasSetMathMode));
+    cublas.sgemm = (decltype(cublas.sgemm))cublas_symbol(lib, NAME(cublasSgemm));
+    cublas.gemm_ex = (decltype(cublas.gemm_ex))cublas_symbol(lib, "cublasGemmEx");
+    cublas.create = (decltype(cublas.create))cublas_symbol(lib, NAME(cublasCreate));  // last: the "opened" mark
+}
+
 void cuda_kernels_init(void) {
-    CHECK_CUBLAS(cublasCreate(&blas));
-    CHECK_CUBLAS(cublasSetStream(blas, stream()));
-    CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));  // fp32 stays fp32
+    cublas_open();
+    CHECK_CUBLAS(cublas.create(&blas));
+    CHECK_CUBLAS(cublas.set_stream(blas, stream()));
+    CHECK_CUBLAS(cublas.set_math_mode(blas, CUBLAS_PEDANTIC_MATH));  // fp32 stays fp32
     s.flag = (int *)mem_alloc_gpu(MEM_DATA, sizeof(int));
 }
 
 void cuda_kernels_close(void) {
-    if (blas) CHECK_CUBLAS(cublasDestroy(blas));
+    if (blas) CHECK_CUBLAS(cublas.destroy(blas));
     blas = NULL;
     mem_free(s.ctx);
     mem_free(s.targets);
@@ -107,9 +150,9 @@ void cuda_matmul(float *C, const float *A, const float *B, int M, int N, int K,
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
     const float one = 1.0f;
     int lda = ta ? M : K, ldb = tb ? K : N;
-    CHECK_CUBLAS(cublasSgemm(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                             N, M, K, &one, B, ldb > 0 ? ldb : 1, A, lda > 0 ? lda : 1, &beta,
-                             C, N));
+    CHECK_CUBLAS(cublas.sgemm(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              N, M, K, &one, B, ldb > 0 ? ldb : 1, A, lda > 0 ? lda : 1, &beta,
+                              C, N));
 }
 
 __global__ void k_bias_add(float *Y, const float *b, size_t n, int cols) {
@@ -358,12 +401,12 @@ static void gemm_dt(void *C, DType ct, const void *A, const void *B, DType dt, i
     const float one = 1.0f;
     cudaDataType_t type = dt == DT_BF16 ? CUDA_R_16BF : CUDA_R_16F, ctype = ct == DT_F32 ? CUDA_R_32F : type;
     int lda = ta ? M : K, ldb = tb ? K : N;
-    CHECK_CUBLAS(cublasSetMathMode(blas, MATH_16BIT));
-    CHECK_CUBLAS(cublasGemmEx(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                              N, M, K, &one, B, type, ldb > 0 ? ldb : 1, A, type,
-                              lda > 0 ? lda : 1, &beta, C, ctype, N, CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT));
-    CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));
+    CHECK_CUBLAS(cublas.set_math_mode(blas, MATH_16BIT));
+    CHECK_CUBLAS(cublas.gemm_ex(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                N, M, K, &one, B, type, ldb > 0 ? ldb : 1, A, type,
+                                lda > 0 ? lda : 1, &beta, C, ctype, N, CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT));
+    CHECK_CUBLAS(cublas.set_math_mode(blas, CUBLAS_PEDANTIC_MATH));
 }
 
 void cuda_matmul_dt(float *C, const void *A, const void *B, DType dt, int M, int N, int K,

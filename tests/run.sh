@@ -78,7 +78,7 @@ settle() {
 
 run 120 "layers of common/" tests/test_layers.sh "$BUILD"
 run 60 "every file cited exists" tests/test_references.sh
-run 60 "finding CUDA and NCCL" tests/test_find_cuda.sh
+run 60 "finding CUDA and NCCL" tests/test_find_cuda.sh "$BUILD"
 for t in test_kernels test_dtype test_mem test_args test_data test_safetensors test_manifest test_theory test_comm_model test_compare; do
   run 120 "$t" "$BUILD/test/$t"
 done

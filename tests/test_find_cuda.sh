@@ -1,9 +1,12 @@
 #!/bin/sh
 # tools/find_cuda.sh on fake layouts: nvcc off PATH under CUDA_HOME, NCCL in
 # NCCL_HOME, in the toolkit, from pip (libnccl.so.2 alone), and the one-line
-# refusal when CUDA=1 is asked for and NCCL is missing.
-# usage: tests/test_find_cuda.sh
+# refusal when CUDA=1 is asked for and NCCL is missing; and, in a CUDA build,
+# that the programs open cuBLAS when the GPU path starts instead of loading it
+# at every start, and can find it then.
+# usage: tests/test_find_cuda.sh [BUILD_DIR]
 set -u
+BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 . tests/expect.sh
 
@@ -53,6 +56,22 @@ fi
 out=$(env PATH=/usr/bin:/bin CUDA_HOME="$tmp/empty" NVCC= tools/find_cuda.sh auto 2>"$tmp/err")
 if [ ! -x /usr/local/cuda/bin/nvcc ] && ! ls /usr/local/cuda-*/bin/nvcc >/dev/null 2>&1; then
   check "no toolkit: CUDA=0" test "$out" = "CUDA=0"
+fi
+
+# A CUDA build: cuBLAS (half a gigabyte with cuBLASLt) is not among the
+# libraries every start loads, and the file the programs will open is where
+# their run path (or the system) says.
+if grep -q '^CUDA=1 ' "$BUILD/config" 2>/dev/null; then
+  for p in "$BUILD/bin/lc0_adam" "$BUILD/bin/lc4_zero3" "$BUILD/test/test_lc2"; do
+    [ -x "$p" ] || continue
+    check "$(basename "$p") does not load cuBLAS at start" sh -c "! ldd '$p' | grep -q libcublas"
+  done
+  want=$(strings "$BUILD/bin/lc0_adam" | grep -m 1 '^libcublas\.so\.[0-9]*$')
+  dirs=$(readelf -d "$BUILD/bin/lc0_adam" | sed -n 's/.*Library runpath: \[\(.*\)\]/\1/p' | tr ':' ' ')
+  at=""
+  for d in $dirs; do [ -e "$d/$want" ] && at=$d/$want; done
+  [ -n "$at" ] || at=$(ldconfig -p | awk -v w="$want" '$1 == w { print $NF; exit }')
+  check "the cuBLAS it opens on the GPU ('$want') is found (${at:-nowhere})" test -n "$want" -a -n "$at"
 fi
 
 finish "find_cuda"
