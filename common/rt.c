@@ -211,6 +211,12 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     // rank stopped from outside would lose it. A line at a time, as on a terminal.
     setvbuf(stdout, NULL, _IOLBF, 0);
     start_alarm(prog);
+    // Started without mpirun, Open MPI makes the process a singleton and starts
+    // a daemon beside it, for what one process never asks here (spawning, or
+    // connecting to other jobs): a few tenths of a second at every start.
+    // Isolated, it starts alone. Under mpirun the variable is not read; a value
+    // the user set wins; other MPIs ignore it.
+    setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "%s: MPI_Init_thread failed\n", prog);
         exit(1);
