@@ -53,6 +53,7 @@ done <"$tmp/libs" | cut -d: -f1 | sort -u >"$tmp/pkgs"
 cp "$BUILD"/bin/* "$PACK/build/bin/"
 for t in $gpu_tests; do [ -f "$BUILD/test/$t" ] && cp "$BUILD/test/$t" "$PACK/build/test/"; done
 cp "$BUILD/config" "$BUILD/modules" "$PACK/build/" 2>/dev/null || true
+make -s --no-print-directory stages >"$PACK/stages"  # the course's stages, in order (no make there)
 {
   echo "packed $(date -u +%Y-%m-%dT%H:%MZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(uname -m)"
   echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"

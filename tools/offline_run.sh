@@ -33,7 +33,7 @@ out=$2 budget=${3:-540}
 shift 2; [ $# -gt 0 ] && shift
 steps=${*:-facts mpi kernels smoke memcheck racecheck test_gpu bench_gpu course}
 case $budget in '' | *[!0-9]*) echo "offline_run: SECONDS must be a whole number (got '$budget')" >&2; exit 2 ;; esac
-[ -d "$pack/debs" ] && [ -d "$pack/build/bin" ] || { echo "offline_run: $pack is not a pack (tools/offline_pack.sh)" >&2; exit 2; }
+[ -d "$pack/debs" ] && [ -d "$pack/build/bin" ] && [ -s "$pack/stages" ] || { echo "offline_run: $pack is not a pack (tools/offline_pack.sh)" >&2; exit 2; }
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 start=$(date +%s)
@@ -155,8 +155,6 @@ sanitize() {
     compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 build/bin/lc4_zero3 --device cuda --comm nccl $small
 }
 
-# The stages the pack holds, in the course's order (run_course.sh asks make otherwise).
-stages_built=$(cd build/bin && ls -d lc[0-9]_* 2>/dev/null | sort | tr '\n' ' ')
 # A GPU listed but not usable fails the step (run_course says why), as in make run.
 course_device=cpu
 nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && course_device=cuda
@@ -173,7 +171,7 @@ for s in $steps; do
     racecheck) step racecheck 120 sanitize racecheck ;;
     test_gpu) step test_gpu 300 env TEST_GPU_KEEP="$out/test_gpu.tgz" tests/test_gpu.sh build ;;
     bench_gpu) step bench_gpu 300 sh -c 'tools/bench_gpu.sh build | tee "$0"' "$out/bench.txt" ;;
-    course) step course 300 env ZC_STAGES="$stages_built" tools/run_course.sh build 4 "$course_device" ;;
+    course) step course 300 env ZC_STAGES="$(cat "$pack/stages")" tools/run_course.sh build 4 "$course_device" ;;
     *) note "$s: no such step (facts mpi kernels smoke memcheck racecheck test_gpu bench_gpu course)" ;;
   esac
 done
