@@ -44,27 +44,29 @@ static const char *read_file(const char *path, char **buf, size_t *len) {
     return NULL;
 }
 
-// Counts the usable lines and their examples; with d, also writes their
-// symbols, each word followed by 0.
-static size_t for_each_word(const char *buf, size_t len, Data *d, size_t *nexamples) {
-    size_t words = 0, examples = 0, i = 0;
-    while (i < len) {
-        size_t start = i;
-        while (i < len && buf[i] != '\n') i++;
-        size_t end = i++;
-        if (end > start && buf[end - 1] == '\r') end--;
-        int ok = end > start;
-        for (size_t k = start; k < end && ok; k++) ok = buf[k] >= 'a' && buf[k] <= 'z';
-        if (!ok) continue;
-        size_t wl = end - start;
-        if (d) {  // second pass: the word's symbols, then its end
-            for (size_t k = 0; k < wl; k++) d->text[examples + k] = (uint8_t)data_symbol(buf[start + k]);
-            d->text[examples + wl] = 0;
+// Keeps the usable lines' words as symbols, each word followed by 0, at the
+// front of buf, in one pass over the file: a word's symbols and its end take
+// the bytes of its line and its newline, so the writing never overtakes the
+// reading (buf has one byte past len for a last line without a newline).
+// Returns the words kept; *nexamples: the symbols written.
+static size_t words_to_symbols(char *buf, size_t len, size_t *nexamples) {
+    size_t words = 0, out = 0;
+    char *p = buf, *end = buf + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p)), *stop = nl ? nl : end;
+        size_t wl = (size_t)(stop - p);
+        if (wl && p[wl - 1] == '\r') wl--;
+        unsigned bad = wl == 0;
+        for (size_t k = 0; k < wl; k++) bad |= (unsigned char)(p[k] - 'a') > 'z' - 'a';  // no branch per letter
+        if (!bad) {
+            for (size_t k = 0; k < wl; k++) buf[out + k] = (char)data_symbol(p[k]);
+            buf[out + wl] = 0;
+            out += wl + 1;
+            words++;
         }
-        words++;
-        examples += wl + 1;
+        p = stop + 1;
     }
-    *nexamples = examples;
+    *nexamples = out;
     return words;
 }
 
@@ -81,7 +83,7 @@ const char *data_load(Data *d, const char *path, int T, uint64_t seed) {
     size_t len = 0, n = 0;
     const char *err = read_file(path, &buf, &len);
     if (err) return err;
-    size_t words = for_each_word(buf, len, NULL, &n);
+    size_t words = words_to_symbols(buf, len, &n);
     if (words == 0 || n > UINT32_MAX) {
         mem_free(buf);
         if (len == 0) snprintf(reason, sizeof reason, "data file '%s' is empty", file_shown(path));
@@ -97,7 +99,7 @@ const char *data_load(Data *d, const char *path, int T, uint64_t seed) {
     d->seed = seed;
     d->text = mem_alloc(MEM_DATA, n);
     d->key_epoch = -1;
-    for_each_word(buf, len, d, &n);
+    memcpy(d->text, buf, n);
     d->fingerprint = XXH3_64bits(d->text, n);  // the examples made, however the file spells its lines
     mem_free(buf);
     return NULL;
