@@ -16,6 +16,7 @@
 #endif
 
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <mpi.h>
 #include <stdarg.h>
@@ -203,6 +204,65 @@ static void agree_env(void) {
     agree_input(err);
 }
 
+// Open MPI's mtl components for Omni-Path and InfiniPath load libpsm2 and
+// libpsm_infinipath at every start, and each library times the processor's
+// clock as it loads, pinned to core 0: 0.1 s apiece (strace: its two
+// sched_setaffinity calls 0.10-0.11 s apart), in every rank, whether or not
+// the node has such an adapter. Where it has none (no /dev/hfi1* nor
+// /dev/ipath*), the two are excluded, beside what the site's settings exclude
+// already (the mtl line of Open MPI's parameter files, the user's before the
+// system's). A list the user set (OMPI_MCA_mtl, or other parameter files), a
+// site's list of the components to use, or a system file this build cannot
+// place, leaves the choice as it was.
+#ifndef ZC_OMPI_SYSCONFDIR
+#define ZC_OMPI_SYSCONFDIR ""
+#endif
+
+static int exists_like(const char *pattern) {
+    glob_t g;
+    int found = glob(pattern, 0, NULL, &g) == 0;
+    if (found) globfree(&g);
+    return found;
+}
+
+// The value of the last "mtl = ..." line of file `path` into v; 0 if none.
+static int mtl_line(const char *path, char *v, size_t len) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[1024];
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *p = line + strspn(line, " \t");
+        if (strncmp(p, "mtl", 3) != 0) continue;
+        p += 3 + strspn(p + 3, " \t");
+        if (*p != '=') continue;
+        p += 1 + strspn(p + 1, " \t");
+        p[strcspn(p, "#\r\n")] = '\0';
+        for (size_t n = strlen(p); n && (p[n - 1] == ' ' || p[n - 1] == '\t'); n--) p[n - 1] = '\0';
+        snprintf(v, len, "%s", p);
+        found = 1;
+    }
+    fclose(f);
+    return found;
+}
+
+static void skip_absent_psm(void) {
+    if (getenv("OMPI_MCA_mtl") || getenv("OMPI_MCA_mca_base_param_files")) return;
+    if (exists_like("/dev/hfi1*") || exists_like("/dev/ipath*")) return;
+    const char *conf = getenv("OPAL_SYSCONFDIR"), *prefix = getenv("OPAL_PREFIX"), *home = getenv("HOME");
+    char sys[1024], user[1024], site[600] = "";
+    if (conf) snprintf(sys, sizeof sys, "%s/openmpi-mca-params.conf", conf);
+    else if (prefix) snprintf(sys, sizeof sys, "%s/etc/openmpi-mca-params.conf", prefix);
+    else if (ZC_OMPI_SYSCONFDIR[0]) snprintf(sys, sizeof sys, "%s/openmpi-mca-params.conf", ZC_OMPI_SYSCONFDIR);
+    else return;
+    snprintf(user, sizeof user, "%s/.openmpi/mca-params.conf", home ? home : "");
+    if (!(home && mtl_line(user, site, sizeof site))) mtl_line(sys, site, sizeof site);
+    if (site[0] && site[0] != '^') return;  // the components to use, named: the site's choice
+    char v[700];
+    snprintf(v, sizeof v, "%s%spsm,psm2", site[0] ? site : "^", site[1] ? "," : "");
+    setenv("OMPI_MCA_mtl", v, 0);
+}
+
 void rt_init(int *argc, char ***argv, const char *prog) {
     int provided = 0;
     rt.prog = prog;
@@ -217,6 +277,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     // Isolated, it starts alone. Under mpirun the variable is not read; a value
     // the user set wins; other MPIs ignore it.
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    skip_absent_psm();
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "%s: MPI_Init_thread failed\n", prog);
         exit(1);

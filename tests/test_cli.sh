@@ -280,4 +280,31 @@ for n in 2 3; do
   else bad=$((bad + 1)); echo "FAIL: lc5 --dtype fp32 differs from lc4 at N=$n"; fi
 done
 
+# Open MPI's start: where the node has no Omni-Path or InfiniPath adapter, a
+# process does not load the PSM libraries (each times the clock for 0.1 s as
+# it loads: common/rt.c), and what the site's file excludes stays excluded; a
+# list the user or the site chose is followed as it is. Seen in the files a
+# start opens (strace), where strace and Open MPI's psm2 and ofi components are.
+opened() {  # HOME PATTERN VAR=VALUE...: how many files matching PATTERN lc0 --help opens
+  home=$1 pattern=$2; shift 2
+  env HOME="$home" "$@" strace -f -e trace=openat -o "$tmp/start.trace" "$lc0" --help >/dev/null 2>&1
+  grep -v ENOENT "$tmp/start.trace" | grep -c -- "$pattern"
+}
+mca=$(ompi_info --path pkglibdir 2>/dev/null | sed -n 's/^ *Pkglibdir: //p')
+if command -v strace >/dev/null && [ -f "$mca/mca_mtl_psm2.so" ] && [ -f "$mca/mca_mtl_ofi.so" ] &&
+   grep -q '^mtl *= *^ofi' /etc/openmpi/openmpi-mca-params.conf 2>/dev/null &&
+   ! ls /dev/hfi1* /dev/ipath* >/dev/null 2>&1; then
+  mkdir -p "$tmp/use/.openmpi" "$tmp/skip/.openmpi"
+  echo "mtl = psm2" >"$tmp/use/.openmpi/mca-params.conf"
+  echo "mtl = ^ofi # Open MPI's own words: no PSM" >"$tmp/skip/.openmpi/mca-params.conf"
+  check "no PSM library loaded where no adapter is" test "$(opened "$tmp" libpsm X=1)" = 0
+  check "the site's exclusion (ofi, /etc/openmpi) kept beside it" test "$(opened "$tmp" mca_mtl_ofi X=1)" = 0
+  check "no PSM library with the user's exclusions either" test "$(opened "$tmp/skip" libpsm X=1)" = 0
+  check "the user's OMPI_MCA_mtl is followed as it is (PSM loaded)" test "$(opened "$tmp" libpsm OMPI_MCA_mtl=^ofi)" -gt 0
+  check "a list of the components to use is followed (PSM loaded)" test "$(opened "$tmp/use" libpsm X=1)" -gt 0
+else
+  echo "skipped: the PSM libraries at Open MPI's start (needs strace, Debian's Open MPI with its psm2 and ofi" \
+       "components, and no PSM adapter)"
+fi
+
 finish "command line"
