@@ -17,7 +17,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 fi
 # Suites run side by side, TEST_JOBS at a time: by default as many as the
 # machine has cores, at most 4 (on the 2-core machine, 2 took make test from
-# 38 to 26.5 minutes (21 since); 3 took it to 22, but under that load a 4-rank suite ran
+# 38 to 26.5 minutes (18 since); 3 took it to 22, but under that load a 4-rank suite ran
 # past its hang guard once; TEST_JOBS=1 runs them one after another), and the
 # three that mostly wait (`beside`) next to them, whatever TEST_JOBS says. Each
 # suite's output is kept and printed whole, in the order the suites were
@@ -37,8 +37,9 @@ started=0 shown=0
 # idle (measured 2026-11-24: unit suites 0-3 s, references 1 s, test_lc1-4 at
 # N = 1-4 at most 4 s, test_lc5 10-18 s, test_comm at N = 5-8 at most 3 s,
 # command line 128 s, faults 52 s, hostile 112 s, checkpoints 98 s, grading
-# 187 s), at least a minute, and twice that for the slowest suites, which share
-# the cores with others; the GPU suite's was measured on an H200 (110 s).
+# 187 s; hostile input has grown since: 224 s alone on 2026-11-27), at least a
+# minute, and twice that for the slowest suites, which share the cores with
+# others; the GPU suite's was measured on an H200 (110 s).
 # Three times as long under the sanitizers.
 run() {
   secs=$1 name=$2; shift 2
