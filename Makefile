@@ -160,13 +160,12 @@ FORCE:
 
 $(BUILD)/obj/common/%.o: common/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(call show,CC,$<)$(CC) $(CFLAGS) -c $< -o $@
+	$(call show,CC,$<)$(CC) $(CFLAGS) $(OBJ_FLAGS) -c $< -o $@
 
-# rt reads Open MPI's parameter file (rt.c says why): where this Open MPI keeps it.
-OMPI_SYSCONFDIR = $(shell ompi_info --path sysconfdir 2>/dev/null | sed -n 's/^ *Sysconfdir: //p')
-$(BUILD)/obj/common/rt.o: common/rt.c $(HEADERS)
-	@mkdir -p $(dir $@)
-	$(call show,CC,$<)$(CC) $(CFLAGS) -DZC_OMPI_SYSCONFDIR='"$(OMPI_SYSCONFDIR)"' -c $< -o $@
+# rt reads Open MPI's parameter file (rt.c says why): where this Open MPI keeps
+# it, asked when rt.o compiles (private: not passed on to its prerequisites).
+$(BUILD)/obj/common/rt.o: private OBJ_FLAGS = \
+  -DZC_OMPI_SYSCONFDIR='"$(shell ompi_info --path sysconfdir 2>/dev/null | sed -n 's/^ *Sysconfdir: //p')"'
 
 $(BUILD)/obj/common/%.o: common/%.cu $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -291,14 +291,15 @@ opened() {  # HOME PATTERN VAR=VALUE...: how many files matching PATTERN lc0 --h
   grep -v ENOENT "$tmp/start.trace" | grep -c -- "$pattern"
 }
 mca=$(ompi_info --path pkglibdir 2>/dev/null | sed -n 's/^ *Pkglibdir: //p')
+conf=$(ompi_info --path sysconfdir 2>/dev/null | sed -n 's/^ *Sysconfdir: //p')
 if command -v strace >/dev/null && [ -f "$mca/mca_mtl_psm2.so" ] && [ -f "$mca/mca_mtl_ofi.so" ] &&
-   grep -q '^mtl *= *^ofi' /etc/openmpi/openmpi-mca-params.conf 2>/dev/null &&
+   grep -q '^mtl *= *^ofi' "$conf/openmpi-mca-params.conf" 2>/dev/null &&
    ! ls /dev/hfi1* /dev/ipath* >/dev/null 2>&1; then
   mkdir -p "$tmp/use/.openmpi" "$tmp/skip/.openmpi"
   echo "mtl = psm2" >"$tmp/use/.openmpi/mca-params.conf"
   echo "mtl = ^ofi # Open MPI's own words: no PSM" >"$tmp/skip/.openmpi/mca-params.conf"
   check "no PSM library loaded where no adapter is" test "$(opened "$tmp" libpsm X=1)" = 0
-  check "the site's exclusion (ofi, /etc/openmpi) kept beside it" test "$(opened "$tmp" mca_mtl_ofi X=1)" = 0
+  check "the site's exclusion (ofi, $conf) kept beside it" test "$(opened "$tmp" mca_mtl_ofi X=1)" = 0
   check "no PSM library with the user's exclusions either" test "$(opened "$tmp/skip" libpsm X=1)" = 0
   check "the user's OMPI_MCA_mtl is followed as it is (PSM loaded)" test "$(opened "$tmp" libpsm OMPI_MCA_mtl=^ofi)" -gt 0
   check "a list of the components to use is followed (PSM loaded)" test "$(opened "$tmp/use" libpsm X=1)" -gt 0
