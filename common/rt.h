@@ -13,6 +13,10 @@
 void rt_init(int *argc, char ***argv, const char *prog);
 // Shuts down the comm thread, the GPU and MPI.
 void rt_finalize(void);
+// Every rank at once: rt_finalize, then exit with status (under tools/launch a
+// non-zero status goes to launch in rank 0's line "launch-status S", each rank
+// exiting 0: rt.c says why). Must be called by every rank.
+void rt_exit(int status) __attribute__((noreturn));
 
 // Parses the stage's options (accepted: their names, space separated). --help
 // prints them and exits 0; bad input is one line and exit 2 on every rank. Then

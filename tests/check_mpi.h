@@ -360,8 +360,7 @@ static inline int run_graded(const Graded *g, int n) {
         rt_init(&argc, &argv, name);                                              \
         setup();                                                                  \
         int failed = run_graded(g_, n_);                                          \
-        rt_finalize();                                                            \
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;                              \
+        rt_exit(failed ? EXIT_FAILURE : EXIT_SUCCESS);                            \
     }
 
 #endif

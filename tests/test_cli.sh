@@ -308,4 +308,21 @@ else
        "components, and no PSM adapter)"
 fi
 
+# A status every rank agreed on (bad input: 2): under tools/launch each rank
+# exits 0 and launch gives the status, from rank 0's line, which it never shows
+# (common/rt.c, rt_exit); under plain mpirun each rank exits with it. Seen
+# from a wrapper around each rank that says how the program exited.
+printf '#!/bin/sh\n"%s" --steps x\necho "rank exit $?" >&2\n' "$lc1" >"$tmp/rank.sh"
+chmod +x "$tmp/rank.sh"
+timeout 60 tools/launch 2 "$tmp/rank.sh" >/dev/null 2>"$tmp/err"
+check "bad input under launch: launch exits 2" test $? = 2
+check "  each rank exited 0" test "$(grep -cx 'rank exit 0' "$tmp/err")" = 2
+check "  one line of the program's, and no status line shown" \
+  test "$(grep -v '^rank exit' "$tmp/err" | grep -c .)" = 1 -a "$(grep -c 'launch-status' "$tmp/err")" = 0
+root="OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+env $root timeout 60 mpirun --oversubscribe -n 2 "$tmp/rank.sh" >/dev/null 2>"$tmp/err"
+check "bad input under plain mpirun: each rank exits 2" test "$(grep -cx 'rank exit 2' "$tmp/err")" = 2
+env $root timeout 60 mpirun --oversubscribe -n 2 "$lc1" --steps x >/dev/null 2>&1
+check "  and mpirun with it" test $? = 2
+
 finish "command line"

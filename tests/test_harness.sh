@@ -15,6 +15,7 @@ graded() {
   rm -f "$tmp/res"
   if [ -n "$1" ]; then export ZC_CHECKS="$1"; else unset ZC_CHECKS; fi
   ZC_TIME_SCALE=$3 ZC_RESULTS=$tmp/res timeout 120 tools/launch "$2" "$h" >"$tmp/out" 2>"$tmp/err"
+  status=$?
 }
 
 for n in 2 3; do
@@ -23,10 +24,12 @@ for n in 2 3; do
   check "  with that rank's message" grep -q "rank $((n - 1)) fails, alone" "$tmp/res"
   check "  and the check after it still runs, recorded" grep -q "^ok h.passes" "$tmp/res"
   check "  and the file is ended" grep -qx end "$tmp/res"
+  check "  and the program's exit status says a check failed (1, through launch)" test "$status" = 1
 done
 # One named check after a failing one is not reported missing either.
 graded "h.passes" 2 1
 check "a named check runs alone and is recorded" grep -q "^ok h.passes" "$tmp/res"
+check "  and the program exits 0" test "$status" = 0
 
 # The watchdog: 15 s of processor time with no progress ends a spinning check
 # (3 s at this scale), long before its whole budget of 120 (24); one whose
