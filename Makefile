@@ -213,9 +213,10 @@ $(BUILD)/bin/compare: tools/compare.c Makefile
 	$(call show,CC,$<)$(CC) $(CFLAGS) $(STAGES_DEF) tools/compare.c -lm $(SAN) -o $@
 
 # A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
+# TEST_CFLAGS: added for the test programs alone (the grader's builds: -g0).
 $(BUILD)/test/%: tests/%.c $(wildcard tests/*.h) $(wildcard tools/*.c) $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
 	@mkdir -p $(dir $@)
-	$(call show,CC,$<)$(CC) $(CFLAGS) $(STAGES_DEF) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(TEST_LDLIBS) -o $@
+	$(call show,CC,$<)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(STAGES_DEF) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(TEST_LDLIBS) -o $@
 
 # ----------------------------------------------------------------------------
 # running
