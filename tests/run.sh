@@ -58,7 +58,8 @@ run() {
 # after another, each a fraction of a second of processor time and most of a
 # second of waiting), run beside the TEST_JOBS others instead of taking a turn:
 # alone, hostile input took 224 s with 38 s of processor time, faults 51 s with
-# 8 s (2026-11-27).
+# 8 s (2026-11-27); 75 and 15 s once refused runs stopped paying mpirun's slow
+# kill (common/rt.c, rt_exit).
 beside() { beside=1; run "$@"; beside=0; }
 beside=0
 suite() {
@@ -140,8 +141,10 @@ run 300 "Slurm on those nodes (where Slurm is installed)" tests/test_slurm.sh "$
 run 900 "stages on the GPU" tests/test_gpu.sh "$BUILD"
 
 
-for n in 1 2 3 4; do
-  for t in test_comm test_lc1 test_lc2 test_lc3 test_lc4 test_lc5; do
+# Longest first here too, so that the last to end are short (in make test
+# at dfee16c: test_lc5 23-54 s, test_lc4 3-21 s, the others 1-14 s).
+for t in test_lc5 test_lc4 test_lc3 test_lc2 test_comm test_lc1; do
+  for n in 4 3 2 1; do
     run 600 "$t N=$n" tools/launch "$n" "$BUILD/test/$t"
   done
 done
