@@ -319,6 +319,13 @@ check "bad input under launch: launch exits 2" test $? = 2
 check "  each rank exited 0" test "$(grep -cx 'rank exit 0' "$tmp/err")" = 2
 check "  one line of the program's, and no status line shown" \
   test "$(grep -v '^rank exit' "$tmp/err" | grep -c .)" = 1 -a "$(grep -c 'launch-status' "$tmp/err")" = 0
+MPIRUN_FLAGS=--tag-output timeout 60 tools/launch 2 "$lc1" --steps x >/dev/null 2>"$tmp/err"
+check "  and with mpirun's tags on each line: exit 2, one line" test $? = 2 -a "$(grep -c . "$tmp/err")" = 1
+MPIRUN_FLAGS=--merge-stderr-to-stdout timeout 60 tools/launch 2 "$tmp/rank.sh" >"$tmp/out" 2>&1
+check "  and with stderr sent to stdout (no line for launch): each rank exits 2" \
+  test "$(grep -cx 'rank exit 2' "$tmp/out")" = 2
+MPIRUN_FLAGS=--merge-stderr-to-stdout timeout 60 tools/launch 2 "$lc1" --steps x >/dev/null 2>&1
+check "    and launch with it" test $? = 2
 root="OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
 env $root timeout 60 mpirun --oversubscribe -n 2 "$tmp/rank.sh" >/dev/null 2>"$tmp/err"
 check "bad input under plain mpirun: each rank exits 2" test "$(grep -cx 'rank exit 2' "$tmp/err")" = 2
