@@ -17,7 +17,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 fi
 # Suites run side by side, TEST_JOBS at a time: by default as many as the
 # machine has cores, at most 4 (on the 2-core machine, 2 took make test from
-# 38 to 26.5 minutes (18 since); 3 took it to 22, but under that load a 4-rank suite ran
+# 38 to 26.5 minutes (15 since); 3 took it to 22, but under that load a 4-rank suite ran
 # past its hang guard once; TEST_JOBS=1 runs them one after another), and the
 # three that mostly wait (`beside`) next to them, whatever TEST_JOBS says. Each
 # suite's output is kept and printed whole, in the order the suites were
