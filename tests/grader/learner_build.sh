@@ -24,19 +24,24 @@ fi
 # each side (a process per file cost a third of a second a grade); a file whose
 # hash differs, or that the copy lacks, is copied, with a new time.
 find Makefile common tests tools lc*_* -type f ! -name '*.md' | LC_ALL=C sort >"$GRADE_DIR/files"
+source_of() {  # where tree file $1 comes from: the learner's copy of one of theirs, else the tree
+  case $theirs in *" $1 "*) [ -e "$MINE/$1" ] && { echo "$MINE/$1"; return; } ;; esac
+  echo "$1"
+}
 want() {
   tr '\n' '\0' <"$GRADE_DIR/files" | xargs -0 sha1sum
-  for f in $theirs; do [ -e "$MINE/$f" ] && printf '%s  %s\n' "$(sha1sum <"$MINE/$f" | cut -d' ' -f1)" "$f"; done
+  for f in $theirs; do
+    s=$(source_of "$f")
+    [ "$s" = "$f" ] || printf '%s  %s\n' "$(sha1sum <"$s" | cut -d' ' -f1)" "$f"
+  done
 }
 (cd "$src" && tr '\n' '\0' <"$GRADE_DIR/files" | xargs -0 sha1sum 2>/dev/null) >"$GRADE_DIR/have"
 want | awk 'NR == FNR { have[substr($0, 43)] = $1; next }
             { want[substr($0, 43)] = $1 }
             END { for (f in want) if (have[f] != want[f]) print f }' "$GRADE_DIR/have" - |
 while read -r f; do
-  mine=$f
-  case $theirs in *" $f "*) [ -e "$MINE/$f" ] && mine=$MINE/$f ;; esac
   mkdir -p "$src/$(dirname "$f")"
-  cp "$mine" "$src/$f"
+  cp "$(source_of "$f")" "$src/$f"
 done
 # The reference build's choice of the products' library, measured once: the
 # learner's programs must multiply as the references did.
