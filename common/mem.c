@@ -35,9 +35,10 @@ typedef struct { void *p; size_t bytes; MemCat cat; Place place; int guarded; } 
 
 static Block *blocks;          // live allocations, unordered
 static size_t nblocks, capblocks;
-static int poison;             // mem_set_poison: freed host blocks are filled with NaN and kept
-static Block *freed;           // with poison: the blocks freed so far, to name a late use
-static size_t nfreed, capfreed;
+static int poison;             // mem_set_poison: freed host blocks are filled with NaN and kept a while
+static Block *freed;           // with poison: the blocks kept, oldest first from freed[first_freed]
+static size_t nfreed, capfreed, first_freed;
+static size_t most_live;       // the most this process ever held at once (never reset)
 static MemStats st;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -67,10 +68,10 @@ static void table_add(void *p, size_t bytes, MemCat cat, Place place, int guarde
     table_push(&blocks, &nblocks, &capblocks, (Block){ p, bytes, cat, place, guarded });
 }
 
-// The freed block holding [p, p + bytes), or NULL (poisoning keeps them).
+// The freed block holding [p, p + bytes), or NULL (poisoning keeps them a while).
 static const Block *freed_block(const void *p, size_t bytes) {
     const char *c = p;
-    for (size_t i = nfreed; i-- > 0;)
+    for (size_t i = nfreed; i-- > first_freed;)
         if (c >= (const char *)freed[i].p && c + bytes <= (const char *)freed[i].p + freed[i].bytes) return &freed[i];
     return NULL;
 }
@@ -94,6 +95,7 @@ static void count(MemCat cat, Place place, size_t bytes, int sign) {
         if (gpu) st.gpu_cur += bytes;
         if (st.cur[cat] > st.peak[cat]) st.peak[cat] = st.cur[cat];
         if (st.cur_total > st.peak_total) st.peak_total = st.cur_total;
+        if (st.cur_total > most_live) most_live = st.cur_total;
         if (st.gpu_cur > st.gpu_peak) st.gpu_peak = st.gpu_cur;
     } else {
         st.cur[cat] -= bytes;
@@ -258,6 +260,34 @@ void *mem_alloc_gpu(MemCat cat, size_t bytes) {
     return allocate(cat, bytes, 0, PLACE_GPU);
 }
 
+// With poison, a freed block is kept out of use while the blocks freed after it
+// add up to less than the quarantine: the most this process ever held at once,
+// sixteen times over (several steps of everything a step frees, since a step
+// frees its activations and gathered layers once or twice), and never less
+// than 64 MiB. Kept for good, every block would be fresh memory from the
+// kernel: 600 steps of a graded run faulted in 1.8 GB a rank, and half of a
+// 4-rank check's processor time went to its page faults.
+#define QUARANTINE_MIN ((size_t)64 << 20)
+
+static void quarantine(Block b) {
+    pthread_mutex_lock(&lock);
+    table_push(&freed, &nfreed, &capfreed, b);
+    st.kept += block_bytes(b.bytes, b.guarded);
+    size_t limit = 16 * most_live > QUARANTINE_MIN ? 16 * most_live : QUARANTINE_MIN;
+    while (st.kept > limit && nfreed - first_freed > 1) {  // the newest stays until the next free
+        Block old = freed[first_freed++];
+        size_t taken = block_bytes(old.bytes, old.guarded);
+        st.kept -= taken;
+        raw_free(old.p, old.place, taken);
+    }
+    if (first_freed > nfreed / 2) {  // the released half of the table, reused
+        memmove(freed, freed + first_freed, (nfreed - first_freed) * sizeof *freed);
+        nfreed -= first_freed;
+        first_freed = 0;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 void mem_free(void *p) {
     if (!p) return;
     pthread_mutex_lock(&lock);
@@ -273,7 +303,7 @@ void mem_free(void *p) {
     }
     count(cat, place, bytes, -1);
     int keep = poison && place != PLACE_GPU;
-    if (keep) table_push(&freed, &nfreed, &capfreed, blocks[i]);
+    Block b = blocks[i];
     blocks[i] = blocks[--nblocks];
     if (nblocks == 0) {  // nothing live: give the table back too
         free(blocks);
@@ -281,8 +311,9 @@ void mem_free(void *p) {
         capblocks = 0;
     }
     pthread_mutex_unlock(&lock);
-    if (keep) {  // NaN in every float, and never reused: a late reader sees NaN
+    if (keep) {  // NaN in every float: a late reader sees NaN
         memset(p, 0xff, bytes);
+        quarantine(b);
         return;
     }
     raw_free(p, place, taken);

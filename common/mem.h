@@ -17,6 +17,7 @@ typedef struct {
     size_t cur[MEM_NCAT], peak[MEM_NCAT];   // per category, host and GPU together
     size_t cur_total, peak_total;           // all categories together
     size_t gpu_cur, gpu_peak;               // the part on the GPU (--device cuda)
+    size_t kept;                            // freed, poisoned and not yet given back (grading)
 } MemStats;
 
 // Tunes the C allocator to keep freed memory for reuse (rt_init calls it).
@@ -24,8 +25,9 @@ typedef struct {
 // poisoned: see mem_set_poison.
 void mem_init(void);
 // on: mem_free fills a host block with NaN and keeps it out of reuse (its bytes
-// leave the counters all the same), so whatever still reads it reads NaN, and
-// a second mem_free of it says so. Memory then only grows: short runs.
+// leave the counters all the same) until sixteen times the most this process
+// held at once, at least 64 MiB, has been freed after it, so whatever still
+// reads it reads NaN, and a second mem_free of it says so.
 void mem_set_poison(int on);
 // Allocates bytes (zeroed, 64-byte aligned) under a category; fatal on failure.
 // It lives where the stage computes (the GPU with --device cuda), except the
