@@ -26,7 +26,9 @@
 # usage: tests/grader/mutants.sh [K...]   (default: LC, else every lecture)
 #   BUILD      the reference build (default build)
 #   JOBS       mutants graded at once (default: the cores)
-#   SAMPLE=n   grade only n mutants per lecture, drawn at random (make test: 10)
+#   SAMPLE=n   grade only n mutants per lecture, drawn at random (make test: 10);
+#              a mutant the equivalence list names is counted equivalent there,
+#              not graded and not one of the n (no grade of it could fail the run)
 #   SEED=s     the draw's seed (default: from the clock; printed, so a run repeats)
 # Writes BUILD/mutants/lcK/mutants (one row per mutant) and prints the table.
 # Exit status 0 only if no lecture has a survivor.
@@ -63,6 +65,21 @@ tests/references.sh "$BUILD" >&2 || exit 1
 # A line of code as the equivalence list writes it: no trailing comment, one
 # space between words.
 norm() { printf '%s\n' "$1" | sed 's|[[:space:]]*//.*$||; s/[[:space:]][[:space:]]*/ /g; s/^ //; s/ $//'; }
+
+# The change of mutant $3 (of tree file $1, at line $2), in orig and mut: a
+# line inserted (a statement before this one) gives both lines, as they now
+# read, and the line before, which tells one closing brace from another.
+change_of() {
+  orig=$(sed -n "${2}p" "$1") mut=$(sed -n "${2}p" "$3")
+  [ "$(wc -l <"$3")" -gt "$(wc -l <"$1")" ] && mut="$mut $orig (after: $(norm "$(sed -n "$(($2 - 1))p" "$1")"))"
+  return 0
+}
+
+# Status 0 if tests/grader/equivalent_mutants lists the change orig -> mut of file $1.
+listed() {
+  key="$1: $(norm "$orig") ==> $(norm "$mut")"
+  grep -v '^#' "$EQUIV" 2>/dev/null | sed 's/ ## .*//' | grep -qxF -- "$key"
+}
 
 # The lines of lecture $1's exercise regions in file $2 that hold code.
 region_lines() {
@@ -188,8 +205,15 @@ for k in $lectures; do
       mkdir -p "$2/$(dirname "$f")"
       cp "$path" "$2/$f"
       code=$(code_of "$f" "$2/$f")
-      echo "$id|$code"
       ref=$(grep "^$f|" "$w/refcode" | cut -d'|' -f2)
+      # In a sample, a program argued equivalent is left ungraded: a grade of it
+      # could only say killed or equivalent, never fail the run.
+      if [ "$SAMPLE" -gt 0 ] && [ -n "$code" ] && [ "$code" != "$ref" ] && change_of "$f" "$line" "$path" &&
+         listed "$f"; then
+        echo "$id|listed"
+        continue
+      fi
+      echo "$id|$code"
       [ -n "$code" ] && [ "$code" != "$ref" ] && ! grep -q "^$code$" "$1.found" && echo "$code" >>"$1.found"
     done <"$1" >"$1.codes"
   }
@@ -216,6 +240,7 @@ for k in $lectures; do
     f=$(awk -F'|' -v id="$id" '$1 == id { print $2; exit }' "$w/order")
     ref=$(grep "^$f|" "$w/refcode" | cut -d'|' -f2)
     if [ -z "$code" ]; then class=stillborn
+    elif [ "$code" = listed ]; then class=listed
     elif [ "$code" = "$ref" ]; then class=same
     elif grep -q "|$code$" "$w/codes"; then class=dup
     else class=grade; echo "$id|$code" >>"$w/codes"; fi
@@ -254,21 +279,19 @@ for k in $lectures; do
   done || exit 1
 
   # 6. Every mutant's class: a duplicate takes its program's verdict; a survivor
-  #    listed in tests/grader/equivalent_mutants is equivalent.
+  #    listed in tests/grader/equivalent_mutants is equivalent, and so is a
+  #    listed one a sample left ungraded.
   : >"$w/mutants"
   while IFS='|' read -r id class code; do
     IFS='|' read -r _id f line path <<EOF
 $(grep "^$id|" "$w/order")
 EOF
-    orig=$(sed -n "${line}p" "$f") mut=$(sed -n "${line}p" "$path")
-    # A line inserted (a statement before this one): both lines, as they now
-    # read, and the line before, which tells one closing brace from another.
-    [ "$(wc -l <"$path")" -gt "$(wc -l <"$f")" ] &&
-      mut="$mut $orig (after: $(norm "$(sed -n "$((line - 1))p" "$f")"))"
+    change_of "$f" "$line" "$path"
     check="" n="" msg=""
     case $class in
       stillborn) verdict=stillborn ;;
       same) verdict=same-code ;;
+      listed) verdict=equivalent msg="listed in tests/grader/equivalent_mutants; a sample does not grade it" ;;
       grade|dup)
         rep=$(awk -F'|' -v c="$code" '$2 == "grade" && $3 == c { print $1; exit }' "$w/compiled")
         IFS='|' read -r _id verdict check n msg <<EOF
@@ -276,10 +299,7 @@ $(grep "^$rep|" "$w/tograde.out")
 EOF
         ;;
     esac
-    if [ "$verdict" = survived ]; then
-      key="$f: $(norm "$orig") ==> $(norm "$mut")"
-      if grep -v '^#' "$EQUIV" 2>/dev/null | sed 's/ ## .*//' | grep -qxF -- "$key"; then verdict=equivalent; fi
-    fi
+    if [ "$verdict" = survived ] && listed "$f"; then verdict=equivalent; fi
     printf '%s|%s|%s|%s|%s|%s|%s|%s|%s\n' "$id" "$verdict" "$f" "$line" "$check" "$n" "$(norm "$orig" | tr '|' '!')" \
       "$(norm "$mut" | tr '|' '!')" "$msg"
   done <"$w/compiled" >"$w/mutants"
@@ -310,5 +330,5 @@ done
 echo
 echo "lecture  mutants stillborn same-code graded killed equivalent survived"
 printf '%s' "$table"
-[ "$SAMPLE" -gt 0 ] && echo "(a sample of $SAMPLE graded per lecture, seed $SEED)"
+[ "$SAMPLE" -gt 0 ] && echo "(a sample of $SAMPLE graded per lecture, seed $SEED; the equivalent ones are those the list names, not graded)"
 exit $status
