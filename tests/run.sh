@@ -19,7 +19,7 @@ fi
 # machine has cores, at most 4 (on the 2-core machine, 2 took make test from
 # 38 to 26.5 minutes (15 since); 3 took it to 22, but under that load a 4-rank suite ran
 # past its hang guard once; TEST_JOBS=1 runs them one after another), and the
-# three that mostly wait (`beside`) next to them, whatever TEST_JOBS says. Each
+# four that mostly wait (`beside`) next to them, whatever TEST_JOBS says. Each
 # suite's output is kept and printed whole, in the order the suites were
 # started, so the log reads the same either way. `settle` waits for every
 # suite started so far (what later suites need).
@@ -119,11 +119,13 @@ run 300 "lc0 references" tests/refs.sh "$BUILD"
 settle
 # The tree's stages record their whole state after every step of the graded
 # end-to-end runs; the suites below hold the same runs to it (tests/trail.h).
+# They record several programs at once (tests/trails.sh: as many as the cores).
 run 600 "reference trails" tests/trails.sh "$BUILD"
 trails=$started
-# Meanwhile a long suite that needs neither the references nor the trails
-# keeps the other core busy (it sat idle while the trails were recorded).
-run 1200 "several nodes (network namespaces)" tests/test_nodes.sh "$BUILD"
+# Meanwhile, and on beside the grader's two, a long suite that needs neither
+# the references nor the trails, and mostly waits (a node's daemon, one
+# mpirun start after another: 75 s of processor time in 118 s in make test).
+beside 1200 "several nodes (network namespaces)" tests/test_nodes.sh "$BUILD"
 await "$trails"
 export ZC_TRAIL=compare
 # Those that mostly wait, from now on beside the grader's two below, which

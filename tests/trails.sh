@@ -5,11 +5,29 @@
 # step in BUILD/test/ref/trails. A learner's build is compared with them (make grade),
 # and so is the reference itself (make test: the same bits). Prints the reason
 # and exits 1 if a check fails while recording.
-# usage: tests/trails.sh [BUILD_DIR]
+# usage: tests/trails.sh [BUILD_DIR]     (TRAIL_JOBS: programs recorded at once;
+#        default the cores, at most 4)
 set -u
 BUILD=${1:-build}
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.." || exit 2
 export ZC_REF="$BUILD/test/ref" CK_FORK=no ZC_TRAIL=record
+
+# (internal) One test program at one N: tests/trails.sh BUILD --one DIR P N,
+# its output in DIR/P-NN.out and a file DIR/P-NN.failed if a check failed.
+if [ "${2:-}" = --one ]; then
+  dir=$3 p=$4 n=$5
+  export ZC_TRAILS=$dir
+  ids=$(awk -F'|' -v n="$n" '{ split($2, ns, " "); for (i in ns) if (ns[i] == n) print $1 }' "$dir/$p.checks" |
+        tr '\n' ' ')
+  launch="tools/launch $n"
+  [ "$n" = 1 ] && launch=""
+  # shellcheck disable=SC2086
+  ZC_CHECKS="$ids" timeout 600 $launch "$BUILD/test/$p" >"$dir/$p-N$n.out" 2>&1 </dev/null ||
+    echo "$ids" >"$dir/$p-N$n.failed"
+  exit 0
+fi
+
 # A new set is recorded beside the old one and takes its place only when
 # complete: a grade never reads a half-written trail.
 trails=$ZC_REF/trails.new.$$
@@ -17,20 +35,23 @@ export ZC_TRAILS=$trails
 rm -rf "$trails"
 mkdir -p "$trails"
 trap 'rm -rf "$trails"' EXIT
-bad=0
-for p in test_lc0 test_lc1 test_lc2 test_lc3 test_lc4 test_lc5; do
+# Each program at each of its N is a run of its own (its files are its stage's,
+# its N's and its ranks'), so several run at once, the longest first.
+jobs=${TRAIL_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in '' | *[!0-9]* | 0) echo "trails: TRAIL_JOBS must be a whole number, at least 1 (got '$jobs')" >&2; exit 2 ;; esac
+[ "$jobs" -le 4 ] || jobs=4
+programs="test_lc5 test_lc4 test_lc3 test_lc2 test_lc1 test_lc0"
+for p in $programs; do
   "$BUILD/test/$p" --list </dev/null | cut -d'|' -f1,3 >"$trails/$p.checks"
+  for n in $(cut -d'|' -f2 "$trails/$p.checks" | tr ' ' '\n' | sort -unr); do echo "$p $n"; done
+done | xargs -P "$jobs" -n 2 "$self" "$BUILD" --one "$trails"
+bad=0
+for p in $programs; do
   for n in $(cut -d'|' -f2 "$trails/$p.checks" | tr ' ' '\n' | sort -un); do
-    ids=$(awk -F'|' -v n="$n" '{ split($2, ns, " "); for (i in ns) if (ns[i] == n) print $1 }' "$trails/$p.checks" |
-          tr '\n' ' ')
-    launch="tools/launch $n"
-    [ "$n" = 1 ] && launch=""
-    # shellcheck disable=SC2086
-    if ! ZC_CHECKS="$ids" timeout 600 $launch "$BUILD/test/$p" >"$trails/$p-N$n.out" 2>&1 </dev/null; then
-      echo "FAILED: recording the reference trails of $p at N=$n ($ids):"
-      cat "$trails/$p-N$n.out"
-      bad=1
-    fi
+    [ -f "$trails/$p-N$n.out" ] && [ ! -f "$trails/$p-N$n.failed" ] && continue
+    echo "FAILED: recording the reference trails of $p at N=$n ($(cat "$trails/$p-N$n.failed" 2>/dev/null)):"
+    cat "$trails/$p-N$n.out" 2>/dev/null
+    bad=1
   done
 done
 if [ $bad = 0 ]; then
