@@ -14,6 +14,9 @@
 #      each N its lecture grades (lc0: 1; others 1 to 4): no check fails right code;
 #   5. FORMAT=gradescope and FORMAT=junit write files that Python's own parsers
 #      read as their formats document them, with the terminal's checks and score.
+# The grades run JOBS at once (default: the cores, at most 4), each slot with
+# its own copy of the tree and build (the checks' budgets are processor time,
+# which grades side by side do not stretch); the lines come out in order.
 # usage: tests/grader/selftest.sh [BUILD_DIR]     (SELFTEST_ONLY=name: one mistake or variant)
 set -u
 BUILD=${1:-build}
@@ -22,47 +25,49 @@ top=$(pwd)
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 work=$BUILD/selftest
 mkdir -p "$work"
-bad=0
-fail() { echo "FAIL: $*"; bad=1; }
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $JOBS in '' | *[!0-9]* | 0) echo "selftest: JOBS must be a whole number, at least 1 (got '$JOBS')" >&2; exit 2 ;; esac
+[ "$JOBS" -le 4 ] || JOBS=4
+fail() { echo "FAIL: $*"; }
 
 # At which N a lecture's checks run here: one process for lc0, else 3 (uneven shards).
 n_of() { [ "$1" = 0 ] && echo 1 || echo 3; }
 
-if [ -z "${SELFTEST_ONLY:-}" ]; then
-  # 1. The skeleton: every check of every lecture fails.
-  rm -rf "$work/skeleton"
-  for k in $(tools/lectures.sh); do
-    tools/learner/exercise.sh "$k" "$work/skeleton" >/dev/null || { fail "make exercise LC=$k"; continue; }
-    out=$work/skeleton-lc$k.out
-    MINE=$work/skeleton LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tests/grader/grade.sh >"$out" 2>&1
-    passed=$(grep -c ' OK [0-9]*/[0-9]* (' "$out")
-    checks=$(grep -c ' \(OK\|FAIL\) [0-9]*/[0-9]* (' "$out")
-    if [ "$checks" -eq 0 ]; then fail "skeleton of lecture $k: no check ran"; sed 's/^/    /' "$out"
-    elif [ "$passed" -ne 0 ]; then fail "skeleton of lecture $k passes $passed check(s) it must fail:"; grep ' OK ' "$out"
-    else echo "skeleton of lecture $k: all $checks checks fail, as they must"; fi
-  done
+# ----------------------------------------------------------------------------
+# one item each, graded in slot $slot (its folders: $grade, $mine)
 
-  # 2. The reference through the grader's own path, every lecture at one N.
-  for k in $(tools/lectures.sh); do
-    out=$work/solution-lc$k.out
-    if SOLUTION=1 LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$work/grade tests/grader/grade.sh >"$out" 2>&1; then
-      echo "the reference of lecture $k: $(tail -n 1 "$out")"
-    else fail "the reference of lecture $k does not score full marks:"; sed 's/^/    /' "$out"; fi
-  done
-fi
+# 1. The skeleton of lecture $1: every check fails.
+skeleton() {
+  k=$1
+  rm -rf "$mine"
+  tools/learner/exercise.sh "$k" "$mine" >/dev/null || { fail "make exercise LC=$k"; return; }
+  out=$work/skeleton-lc$k.out
+  MINE=$mine LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$grade tests/grader/grade.sh >"$out" 2>&1
+  passed=$(grep -c ' OK [0-9]*/[0-9]* (' "$out")
+  checks=$(grep -c ' \(OK\|FAIL\) [0-9]*/[0-9]* (' "$out")
+  if [ "$checks" -eq 0 ]; then fail "skeleton of lecture $k: no check ran"; sed 's/^/    /' "$out"
+  elif [ "$passed" -ne 0 ]; then fail "skeleton of lecture $k passes $passed check(s) it must fail:"; grep ' OK ' "$out"
+  else echo "skeleton of lecture $k: all $checks checks fail, as they must"; fi
+}
 
-# 3. The known mistakes.
-for m in tests/grader/mistakes/*.sed; do
-  name=$(basename "$m" .sed)
-  [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$name" ] || continue
+# 2. The reference of lecture $1 through the grader's own path, at one N.
+solution() {
+  k=$1 out=$work/solution-lc$1.out
+  if SOLUTION=1 LC=$k N="$(n_of "$k")" BUILD=$BUILD GRADE_DIR=$grade tests/grader/grade.sh >"$out" 2>&1; then
+    echo "the reference of lecture $k: $(tail -n 1 "$out")"
+  else fail "the reference of lecture $k does not score full marks:"; sed 's/^/    /' "$out"; fi
+}
+
+# 3. The known mistake $1 (a .sed file).
+mistake() {
+  m=$1 name=$(basename "$1" .sed)
   file=$(sed -n 's/^# file: //p' "$m")
   scale=$(sed -n 's/^# time-scale: //p' "$m")
   ranks=$(sed -n 's/^# ranks: //p' "$m")
-  mine=$work/mistake
   rm -rf "$mine"
   mkdir -p "$mine/$(dirname "$file")"
   sed -f "$m" "$file" >"$mine/$file"
-  if cmp -s "$file" "$mine/$file"; then fail "$name: the mistake no longer applies to $file"; continue; fi
+  if cmp -s "$file" "$mine/$file"; then fail "$name: the mistake no longer applies to $file"; return; fi
   i=1
   for check in $(sed -n 's/^# check: //p' "$m"); do
     says=$(sed -n 's/^# says: //p' "$m" | sed -n "${i}p")
@@ -70,7 +75,7 @@ for m in tests/grader/mistakes/*.sed; do
     k=$(echo "$check" | sed 's/^lc\([0-9]*\)\..*/\1/')
     out=$work/mistake-$name-$check.out
     ZC_TIME_SCALE=${scale:-1} MINE=$mine LC=$k CHECK=$check N="${ranks:-$(n_of "$k")}" BUILD=$BUILD \
-      GRADE_DIR=$work/grade \
+      GRADE_DIR=$grade \
       tests/grader/grade.sh >"$out" 2>&1
     if grep -q "^$check .* FAIL" "$out" && grep -qF -- "$says" "$out"; then
       echo "mistake $name: $check fails and says '$says'"
@@ -79,39 +84,78 @@ for m in tests/grader/mistakes/*.sed; do
       sed 's/^/    /' "$out"
     fi
   done
-done
-# 4. Right solutions written another way.
-for v in tests/grader/variants/*.sed; do
-  name=$(basename "$v" .sed)
-  [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$name" ] || continue
+}
+
+# 4. The right solution $1 (a .sed file) written another way: full marks.
+variant() {
+  v=$1 name=$(basename "$1" .sed)
   file=$(sed -n 's/^# file: //p' "$v")
   k=$(echo "$name" | sed 's/^lc\([0-9]*\)-.*/\1/')
-  mine=$work/variant
   rm -rf "$mine"
   mkdir -p "$mine/$(dirname "$file")"
   sed -f "$v" "$file" >"$mine/$file"
-  if cmp -s "$file" "$mine/$file"; then fail "$name: the variant no longer applies to $file"; continue; fi
+  if cmp -s "$file" "$mine/$file"; then fail "$name: the variant no longer applies to $file"; return; fi
   out=$work/variant-$name.out
-  if MINE=$mine LC=$k BUILD=$BUILD GRADE_DIR=$work/grade tests/grader/grade.sh >"$out" 2>&1; then
+  if MINE=$mine LC=$k BUILD=$BUILD GRADE_DIR=$grade tests/grader/grade.sh >"$out" 2>&1; then
     echo "right solution $name: $(tail -n 1 "$out")"
   else
     fail "right solution $name does not score full marks:"
     grep -A3 ' FAIL ' "$out" | sed 's/^/    /'
   fi
-done
+}
+
 # 5. The results files for a course's tools, from a grade that loses points.
-if [ -z "${SELFTEST_ONLY:-}" ]; then
-  mine=$work/formats
+formats() {
   rm -rf "$mine"
   mkdir -p "$mine/lc2_zero1"
   sed -f tests/grader/mistakes/lc2-clip-local-shard.sed lc2_zero1/zero1.c >"$mine/lc2_zero1/zero1.c"
   for format in gradescope junit; do
     out=$work/format-$format.out
-    FORMAT=$format RESULTS=$work/results-$format MINE=$mine LC=2 N=3 BUILD=$BUILD GRADE_DIR=$work/grade \
+    FORMAT=$format RESULTS=$work/results-$format MINE=$mine LC=2 N=3 BUILD=$BUILD GRADE_DIR=$grade \
       tests/grader/grade.sh >"$out" 2>&1
     if why=$(tests/grader/check_results.py "$format" "$work/results-$format" "$out"); then echo "$why"
     else fail "FORMAT=$format: $why"; fi
   done
-fi
+}
+
+# ----------------------------------------------------------------------------
+# the items, in slots
+
+items=$work/items
+rm -rf "$items"
+mkdir -p "$items"
+{
+  if [ -z "${SELFTEST_ONLY:-}" ]; then
+    for k in $(tools/lectures.sh); do echo "skeleton $k"; done
+    for k in $(tools/lectures.sh); do echo "solution $k"; done
+  fi
+  for m in tests/grader/mistakes/*.sed; do
+    [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$(basename "$m" .sed)" ] && echo "mistake $m"
+  done
+  for v in tests/grader/variants/*.sed; do
+    [ -z "${SELFTEST_ONLY:-}" ] || [ "$SELFTEST_ONLY" = "$(basename "$v" .sed)" ] && echo "variant $v"
+  done
+  [ -n "${SELFTEST_ONLY:-}" ] || echo "formats"
+} | awk '{ printf "%d %s\n", NR, $0 }' >"$items/list"
+# Slot j takes items j, j + JOBS, ...: each item's lines in its own file, and a
+# mark beside it where one failed.
+j=0
+while [ "$j" -lt "$JOBS" ]; do
+  (
+    grade=$work/grade$j mine=$work/mine$j
+    # (item, not i: the functions above use i, k and out as their own)
+    awk -v j="$j" -v n="$JOBS" '(NR - 1) % n == j' "$items/list" | while read -r item what arg; do
+      "$what" $arg >"$items/$item.out" 2>&1 </dev/null
+      grep -q '^FAIL: ' "$items/$item.out" && : >"$items/$item.failed"
+    done
+  ) &
+  j=$((j + 1))
+done
+wait
+bad=0
+while read -r item _; do
+  cat "$items/$item.out" 2>/dev/null || { echo "FAIL: item $item gave no output"; bad=1; }
+  [ -e "$items/$item.failed" ] && bad=1
+done <"$items/list"
 [ $bad -eq 0 ] && echo "grading self-test: passed"
 exit $bad
