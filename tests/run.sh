@@ -95,6 +95,11 @@ settle() {
   wait
   show
 }
+# await ID: waits for suite ID alone (what the suites started after it need).
+await() {
+  while [ ! -e "$state/$1.done" ]; do show; sleep 0.2; done
+  show
+}
 
 run 120 "layers of common/" tests/test_layers.sh "$BUILD"
 run 60 "every file cited exists" tests/test_references.sh
@@ -114,16 +119,15 @@ run 300 "lc0 references" tests/refs.sh "$BUILD"
 settle
 # The tree's stages record their whole state after every step of the graded
 # end-to-end runs; the suites below hold the same runs to it (tests/trail.h).
-# They record several programs at once (tests/trails.sh: as many as the
-# cores), alone: beside test_nodes they took 115-121 s in make test, 26-32 s
-# alone, and every grader waits for them.
+# They record several programs at once (tests/trails.sh: as many as the cores).
 run 600 "reference trails" tests/trails.sh "$BUILD"
-settle
-export ZC_TRAIL=compare
-# Beside the grader's two, a long suite that needs neither the references nor
-# the trails, and mostly waits (a node's daemon, one mpirun start after
-# another: 75 s of processor time in 118 s in make test).
+trails=$started
+# Meanwhile, and on beside the grader's two, a long suite that needs neither
+# the references nor the trails, and mostly waits (a node's daemon, one
+# mpirun start after another: 75 s of processor time in 118 s in make test).
 beside 1200 "several nodes (network namespaces)" tests/test_nodes.sh "$BUILD"
+await "$trails"
+export ZC_TRAIL=compare
 # Those that mostly wait, from now on beside the grader's two below, which
 # leave a fifth of the two cores idle between their builds and runs.
 beside 960 "command line" tests/test_cli.sh "$BUILD"
@@ -133,7 +137,11 @@ run 120 test_lc0 "$BUILD/test/test_lc0"
 
 # The longest suites first, so that the short ones fill the gaps: the grader's
 # two, then the others.
-[ "${SANITIZE:-0}" = 1 ] || run 1800 "grading (skeleton, reference, known mistakes)" tests/grader/selftest.sh "$BUILD"
+# One grade at a time here (selftest.sh alone grades as many at once as the
+# cores): with two, the suites beside it slowed past a time limit of their
+# own (a run of test_faults that takes 3 s alone ran past its 180 s: two
+# ranks that wait on each other at every message, among a dozen others).
+[ "${SANITIZE:-0}" = 1 ] || run 1800 "grading (skeleton, reference, known mistakes)" env JOBS=1 tests/grader/selftest.sh "$BUILD"
 # Ten mutants of each lecture's exercise regions, drawn anew each run (the seed
 # is printed: SEED=s repeats a draw), graded as a learner's files: a survivor
 # not argued equivalent is a check that no longer catches what it should.
