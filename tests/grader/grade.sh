@@ -189,8 +189,8 @@ run_checks() {
   res=$GRADE_DIR/results log=$GRADE_DIR/last.log
   while [ -n "$pending" ]; do
     rm -f "$res"
-    budget=$(for id in $pending; do awk -F'|' -v id="$id" '$2 == id { print $5 }' "$checks" | head -n 1; done |
-             awk '{ s += $1 } END { print int(s) + 30 }')
+    budget=$(awk -F'|' -v ids=" $pending " 'index(ids, " " $2 " ") && !seen[$2]++ { s += $5 } END { print int(s) + 30 }' \
+             "$checks")
     launch="tools/launch $n"
     [ "$n" = 1 ] && launch=""  # one process needs no mpirun (MPI starts as a singleton)
     t0=$(date +%s.%N)
@@ -220,10 +220,6 @@ run_checks() {
     fi
     pending=$rest
   done
-}
-
-dots() {  # the check's line up to its result, dotted out to a column
-  awk -v s="$1" 'BEGIN { n = 78 - length(s); d = ""; while (n-- > 0) d = d "."; printf "%s %s", s, d }'
 }
 
 # ----------------------------------------------------------------------------
@@ -262,52 +258,10 @@ for k in $LC; do
       [ "${UNTIL_FAIL:-0}" = 1 ] && grep -q '^[^|]*|[^|]*|fail|' "$verdicts" && break
     done
   fi
-  # One line per check and N, in the lecture's order; an end-to-end check (lcK.0x)
-  # that fails after a finer check failed says where to look first.
-  first_fine=""
-  for id in $(cut -d'|' -f3 "$GRADE_DIR/todo" | awk '!seen[$0]++'); do
-    case $id in *.0[a-z]) continue ;; esac
-    if grep -q "^$id|[0-9]*|fail|" "$verdicts"; then first_fine=$id; break; fi
-  done
-  while IFS='|' read -r p n id; do
-    IFS='|' read -r _p _id points _ns _b title <<EOF
-$(grep "^[^|]*|$id|" "$checks" | head -n 1)
-EOF
-    if [ -z "$bin" ]; then
-      verdict=fail secs=0 detail="your files do not build (the compiler's errors are above)"
-    else
-      v=$(grep "^$id|$n|" "$verdicts" | tail -n 1)
-      verdict=$(echo "$v" | cut -d'|' -f3) secs=$(echo "$v" | cut -d'|' -f4) msg=$(echo "$v" | cut -d'|' -f5-)
-      detail=""
-      if [ "$verdict" != ok ]; then
-        detail=${msg:-no verdict came back}
-        if [ -n "$first_fine" ] && [ "$first_fine" != "$id" ]; then
-          case $id in
-            *.0[a-z]) detail="$detail
-this follows from $first_fine failing: fix that first" ;;
-            *) case $msg in "it stopped: "* | "it crashed: "*) detail="$detail
-this may follow from $first_fine failing: fix that first" ;; esac ;;
-          esac
-        fi
-        detail="$detail
-rerun: make grade LC=$k CHECK=$id N=$n$([ "$SOLUTION" = 1 ] && echo ' SOLUTION=1')"
-      fi
-    fi
-    got_here=0
-    [ "$verdict" = ok ] && got_here=$points
-    line=$(dots "$id $title (N=$n)")
-    if [ -z "$bin" ]; then echo "$line FAIL 0/$points (does not build)"
-    elif [ "$verdict" = ok ]; then echo "$line OK $points/$points (${secs}s)"
-    else
-      echo "$line FAIL 0/$points (${secs:-0}s)"
-      printf '%s\n' "$detail" | sed 's/^/    /'
-    fi
-    # A row of the report: points, got, seconds, lecture, check, N, title and
-    # the lines under it (a newline as \n, a backslash as \\): what FORMAT writes out.
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$points" "$got_here" "${secs:-0}" "$k" "$id" "$n" "$title" \
-      "$(printf '%s' "$detail" | sed 's/\\/\\\\/g' | tr '\t' ' ' | awk 'NR > 1 { printf "\\n" } { printf "%s", $0 }')" \
-      >>"$GRADE_DIR/report"
-  done <"$GRADE_DIR/todo"
+  # One line per check and N, in the lecture's order, and the report's rows
+  # (tests/grader/lines.awk says how).
+  awk -F'|' -v k="$k" -v built="$([ -n "$bin" ] && echo 1 || echo 0)" -v solution="$SOLUTION" \
+    -v report="$GRADE_DIR/report" -f tests/grader/lines.awk "$checks" "$verdicts" "$GRADE_DIR/todo"
 done
 if [ -f "$GRADE_DIR/report" ]; then
   read -r total got <<EOF
