@@ -116,11 +116,13 @@ expect 1 2 "rank 1 runs another build of lc2_zero1" "$lc2" $S : -n 1 "$tmp/lc2_z
 # ------------------------------------------------------------------------------
 # Stopped from outside, and limits.
 
+# The signal goes once the run has printed its first line (its set-up done, the
+# handlers in place), however long a loaded machine takes to get there.
 for sig in TERM INT; do
-  timeout 60 tools/launch 2 "$lc2" --steps 100000 --sample 0 --log-every 0 >/dev/null 2>"$tmp/err" &
+  rm -f "$tmp/started"
+  timeout 60 tools/launch 2 "$lc2" --steps 100000 --sample 0 --log-every 0 >"$tmp/started" 2>"$tmp/err" &
   job=$!
-  for i in $(seq 100); do [ -n "$(descendants $job lc2_zero1)" ] && break; sleep 0.1; done
-  sleep 1
+  while kill -0 $job 2>/dev/null && ! grep -q '^lc2_zero1: 2 ranks' "$tmp/started"; do sleep 0.1; done
   kill -"$sig" $(descendants $job mpirun)  # this run's mpirun: other suites' run beside it
   wait $job
   rc=$?
