@@ -139,12 +139,13 @@ run 120 test_lc0 "$BUILD/test/test_lc0"
 
 # The longest suites first, so that the short ones fill the gaps: the grader's
 # two, then the others.
-# One grade at a time here (selftest.sh alone grades as many at once as the
-# cores): with two, the suites beside it slowed past a time limit of their
-# own (a run of test_faults that took 3 s alone ran past its 180 s, two ranks
-# that wait on each other at every message among a dozen others; that check
-# no longer waits on the machine's speed, and test_nodes now runs beside).
-[ "${SANITIZE:-0}" = 1 ] || run 1800 "grading (skeleton, reference, known mistakes)" env JOBS=1 tests/grader/selftest.sh "$BUILD"
+# The self-test grades in slots (as many as the cores): one at a time it was
+# the longest suite (672 s, 360 s of processor time, mostly waiting on its
+# runs). Two slots had once slowed the suites beside it past a time limit of
+# their own (a run of test_faults, 3 s alone, past its 180 s: two ranks that
+# wait on each other at every message, among a dozen others); that check,
+# and test_hostile's signals, no longer wait on the machine's speed.
+[ "${SANITIZE:-0}" = 1 ] || run 1800 "grading (skeleton, reference, known mistakes)" tests/grader/selftest.sh "$BUILD"
 # Ten mutants of each lecture's exercise regions, drawn anew each run (the seed
 # is printed: SEED=s repeats a draw), graded as a learner's files: a survivor
 # not argued equivalent is a check that no longer catches what it should.
