@@ -23,10 +23,8 @@ fi
 # suite's output is kept and printed whole, in the order the suites were
 # started, so the log reads the same either way. `settle` waits for every
 # suite started so far (what later suites need).
-cores=$(nproc 2>/dev/null || echo 1)
-[ "$cores" -le 4 ] || cores=4
-jobs=${TEST_JOBS:-$cores}
-case $jobs in '' | *[!0-9]* | 0) echo "run.sh: TEST_JOBS must be a whole number of suites, at least 1 (got '$jobs')" >&2; exit 2 ;; esac
+. tests/at_once.sh
+jobs=$(at_once run.sh TEST_JOBS) || exit 2
 state=$(mktemp -d) || exit 2
 trap 'rm -rf "$state"' EXIT
 started=0 shown=0

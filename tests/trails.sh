@@ -37,9 +37,8 @@ mkdir -p "$trails"
 trap 'rm -rf "$trails"' EXIT
 # Each program at each of its N is a run of its own (its files are its stage's,
 # its N's and its ranks'), so several run at once, the longest first.
-jobs=${TRAIL_JOBS:-$(nproc 2>/dev/null || echo 1)}
-case $jobs in '' | *[!0-9]* | 0) echo "trails: TRAIL_JOBS must be a whole number, at least 1 (got '$jobs')" >&2; exit 2 ;; esac
-[ "$jobs" -le 4 ] || jobs=4
+. tests/at_once.sh
+jobs=$(at_once trails TRAIL_JOBS) || exit 2
 programs="test_lc5 test_lc4 test_lc3 test_lc2 test_lc1 test_lc0"
 for p in $programs; do
   "$BUILD/test/$p" --list </dev/null | cut -d'|' -f1,3 >"$trails/$p.checks"

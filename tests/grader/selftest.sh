@@ -25,9 +25,8 @@ top=$(pwd)
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 work=$BUILD/selftest
 mkdir -p "$work"
-JOBS=${JOBS:-$(nproc 2>/dev/null || echo 1)}
-case $JOBS in '' | *[!0-9]* | 0) echo "selftest: JOBS must be a whole number, at least 1 (got '$JOBS')" >&2; exit 2 ;; esac
-[ "$JOBS" -le 4 ] || JOBS=4
+. tests/at_once.sh
+JOBS=$(at_once selftest JOBS) || exit 2
 fail() { echo "FAIL: $*"; }
 
 # At which N a lecture's checks run here: one process for lc0, else 3 (uneven shards).
