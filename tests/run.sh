@@ -93,11 +93,6 @@ settle() {
   wait
   show
 }
-# await ID: waits for suite ID alone (what the suites started after it need).
-await() {
-  while [ ! -e "$state/$1.done" ]; do show; sleep 0.2; done
-  show
-}
 
 run 120 "layers of common/" tests/test_layers.sh "$BUILD"
 run 60 "every file cited exists" tests/test_references.sh

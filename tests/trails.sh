@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.." || exit 2
 export ZC_REF="$BUILD/test/ref" CK_FORK=no ZC_TRAIL=record
 
 # (internal) One test program at one N: tests/trails.sh BUILD --one DIR P N,
-# its output in DIR/P-NN.out and a file DIR/P-NN.failed if a check failed.
+# its output in DIR/P-N<N>.out and a file DIR/P-N<N>.failed (the checks' ids)
+# if a check failed.
 if [ "${2:-}" = --one ]; then
   dir=$3 p=$4 n=$5
   export ZC_TRAILS=$dir
@@ -28,6 +29,8 @@ if [ "${2:-}" = --one ]; then
   exit 0
 fi
 
+. tests/at_once.sh
+jobs=$(at_once trails TRAIL_JOBS) || exit 2
 # A new set is recorded beside the old one and takes its place only when
 # complete: a grade never reads a half-written trail.
 trails=$ZC_REF/trails.new.$$
@@ -37,8 +40,6 @@ mkdir -p "$trails"
 trap 'rm -rf "$trails"' EXIT
 # Each program at each of its N is a run of its own (its files are its stage's,
 # its N's and its ranks'), so several run at once, the longest first.
-. tests/at_once.sh
-jobs=$(at_once trails TRAIL_JOBS) || exit 2
 programs="test_lc5 test_lc4 test_lc3 test_lc2 test_lc1 test_lc0"
 for p in $programs; do
   "$BUILD/test/$p" --list </dev/null | cut -d'|' -f1,3 >"$trails/$p.checks"

@@ -41,7 +41,7 @@ FILENAME == ARGV[1] {
   next
 }
 FILENAME == ARGV[2] {
-  verdict[$1 "|" $2] = $3; secs[$1 "|" $2] = $4; msg[$1 "|" $2] = from($0, 5); seen[$1 "|" $2] = 1
+  verdict[$1 "|" $2] = $3; secs[$1 "|" $2] = $4; msg[$1 "|" $2] = from($0, 5)
   if ($3 == "fail") failed[$1] = 1
   next
 }
