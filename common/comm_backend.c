@@ -40,6 +40,12 @@ void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op) {
         for (size_t i = 0; i < n; i++) a[i] += b[i];
         return;
     }
+    if (dt == DT_BF16 && op == OP_SUM) {  // lc5's gradients: vectorized too (COMBINE's choice of op stops it)
+        uint16_t *restrict a = acc;
+        const uint16_t *restrict b = x;
+        for (size_t i = 0; i < n; i++) a[i] = f32_to_bf16(bf16_to_f32(a[i]) + bf16_to_f32(b[i]));
+        return;
+    }
     switch (dt) {
     case DT_F32: { float *a = acc; const float *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(float, a[i], b[i]); break; }
     case DT_F64: { double *a = acc; const double *b = x; for (size_t i = 0; i < n; i++) a[i] = COMBINE(double, a[i], b[i]); break; }
