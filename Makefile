@@ -156,6 +156,8 @@ $(BUILD)/config: FORCE
 	@mkdir -p $(dir $@)
 	@echo "CUDA=$(CUDA) $(CFLAGS)" | cmp -s - $@ || echo "CUDA=$(CUDA) $(CFLAGS)" > $@
 	@echo "$(COMMON)" | cmp -s - $(BUILD)/modules || echo "$(COMMON)" > $(BUILD)/modules
+	@# gemm_choice.h from before the small and large products had a library each: measured again
+	@[ ! -f $(BUILD)/gemm_choice.h ] || grep -q ZC_GEMM_SPLIT $(BUILD)/gemm_choice.h || rm -f $(BUILD)/gemm_choice.h
 FORCE:
 
 $(BUILD)/obj/common/%.o: common/%.c $(HEADERS)
@@ -183,8 +185,9 @@ endef
 $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
 
 # The fp32 product's library, measured once per build folder: bench_gemm times
-# OpenBLAS and oneDNN on the course's products and writes the faster one into
-# gemm_choice.h, which only gemm.c reads (make gemm-choice measures again).
+# OpenBLAS and oneDNN on the course's products and writes the faster one, for
+# small products and large ones apart, into gemm_choice.h, which only gemm.c
+# reads (make gemm-choice measures again).
 $(BUILD)/bin/bench_gemm: tools/bench_gemm.c $(BUILD)/config
 	@mkdir -p $(dir $@)
 	$(call show,CC,$<)$(CC) $(CFLAGS) $< $(PKG_LIBS) -lm -o $@

@@ -52,7 +52,7 @@ static void check_matmul(int M, int N, int K, int ta, int tb, float beta) {
 // reference, whichever the build chose; then back to the build's choice.
 START_TEST(test_matmul_shapes) {
     int shapes[][3] = { { 37, 53, 19 }, { 1, 1, 1 }, { 64, 3, 129 }, { 5, 27, 81 }, { 129, 1, 7 },
-                        { 130, 127, 530 } };
+                        { 130, 127, 530 }, { 5, 27, 0 } };
     const char *libs[] = { "openblas", "onednn" };
     static char was[32];
     snprintf(was, sizeof was, "%s", getenv("ZC_GEMM") ? getenv("ZC_GEMM") : "");
@@ -68,6 +68,40 @@ START_TEST(test_matmul_shapes) {
                         check_matmul(shapes[s][0], shapes[s][1], shapes[s][2], ta, tb, (float)b);
     }
     if (was[0]) setenv("ZC_GEMM", was, 1);
+    else unsetenv("ZC_GEMM");
+    gemm_init();
+}
+END_TEST
+
+// The build's choice, class by class: a small product and a large one (a side
+// over 512) each give the bits of the library gemm_library_of names for it,
+// forced with ZC_GEMM, and not the other's (the two differ on these shapes, so
+// a product sent to the wrong library would show).
+START_TEST(test_matmul_dispatch) {
+    int shapes[][3] = { { 96, 128, 135 }, { 7, 9, 700 } };
+    const char *was = getenv("ZC_GEMM");
+    char keep[32];
+    snprintf(keep, sizeof keep, "%s", was ? was : "");
+    for (size_t s = 0; s < 2; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        size_t bytes = (size_t)M * N * sizeof(float);
+        float *A = randf((size_t)M * K, -1, 1), *B = randf((size_t)K * N, -1, 1), *C[3];
+        for (int k = 0; k < 3; k++) C[k] = mem_alloc(MEM_DATA, bytes);
+        unsetenv("ZC_GEMM");
+        gemm_init();
+        const char *lib = gemm_library_of(M, N, K);
+        matmul(C[0], A, B, M, N, K, 0, 0, 0.0f);
+        for (int k = 1; k < 3; k++) {  // C[1]: the library named; C[2]: the other
+            setenv("ZC_GEMM", (k == 1) == (strcmp(lib, "onednn") == 0) ? "onednn" : "openblas", 1);
+            gemm_init();
+            matmul(C[k], A, B, M, N, K, 0, 0, 0.0f);
+        }
+        ck_assert_msg(memcmp(C[1], C[2], bytes) != 0, "%dx%dx%d: both libraries gave the same bits", M, N, K);
+        ck_assert_msg(memcmp(C[0], C[1], bytes) == 0, "%dx%dx%d: the build's product is not %s's", M, N, K, lib);
+        mem_free(A); mem_free(B);
+        for (int k = 0; k < 3; k++) mem_free(C[k]);
+    }
+    if (keep[0]) setenv("ZC_GEMM", keep, 1);
     else unsetenv("ZC_GEMM");
     gemm_init();
 }
@@ -298,6 +332,7 @@ static Suite *suite(void) {
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("cpu");
     tcase_add_test(tc, test_matmul_shapes);
+    tcase_add_test(tc, test_matmul_dispatch);
     tcase_add_test(tc, test_bias);
     tcase_add_test(tc, test_bias_grad_many_rows);
     tcase_add_test(tc, test_relu);

@@ -3,15 +3,21 @@
 // thread each, as a rank runs them: every layer's forward (x W^T), its weight
 // gradient (d^T x) and its input gradient (d W), for the default model and a
 // GEMM-bound one. Prints a row per shape and library (GFLOP/s, the median of
-// the timed rounds) and the ratio of the total times.
-//   --header FILE: writes what the build compiles in (kernels_cpu.c): the faster
-//   library, and by how much. oneDNN is taken only when it is at least 5%
-//   faster in all, so that noise alone never switches a machine's products.
+// the timed rounds) and, for the small products (no side longer than SPLIT:
+// the default model's) and the large ones (the GEMM-bound model's) apart, the
+// ratio of the total times: on one machine the faster library can differ
+// between the two (on the development machine oneDNN is faster on the small
+// products, OpenBLAS on the large).
+//   --header FILE: writes what the build compiles in (common/gemm.c): the
+//   faster library for each of the two, and by how much. oneDNN is taken only
+//   when it is at least 5% faster, so that noise alone never switches a
+//   machine's products.
 // Single process, no MPI; links only the two libraries. `make` runs it once per
 // build folder (BUILD/gemm.h); ZC_GEMM=openblas|onednn overrides at run time.
-//   --floor CONTEXT HIDDEN LAYERS ROWS LIB: the time one rank's products of
-//   one training step take with LIB alone (tools/bench_step.sh's floor).
-// usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS openblas|onednn]
+//   --floor CONTEXT HIDDEN LAYERS ROWS LIB[/LARGE]: the time one rank's
+//   products of one training step take with LIB alone (with LARGE for the
+//   large products, where given: the build's choice; tools/bench_step.sh).
+// usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS LIB[/LIB]]  (LIB: openblas, onednn)
 #include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
@@ -28,10 +34,18 @@ static double now(void) {
 
 typedef struct { int M, N, K, ta, tb; } Shape;
 
+// The longest side (M, N or K) of a small product; common/gemm.c sends each
+// product to its class's library by the same rule. A count of multiply-adds
+// would not do: the GEMM-bound model's output layer (256x27x1024) is no larger
+// than lc0's layers (384x128x135), but runs like its other layers.
+#define SPLIT 512
+static int is_small(const Shape *s) { return s->M <= SPLIT && s->N <= SPLIT && s->K <= SPLIT; }
+
 // Rows, outputs and inputs of the products of one layer: forward, weight gradient, input gradient.
 #define LAYER(rows, out, in) { rows, out, in, 0, 1 }, { out, in, rows, 1, 0 }, { rows, in, out, 0, 0 }
 static const Shape shapes[] = {
     LAYER(96, 128, 135), LAYER(96, 128, 128), LAYER(96, 27, 128),          // the default model, N = 4
+    LAYER(384, 128, 135), LAYER(384, 128, 128), LAYER(384, 27, 128),       // and N = 1 (lc0)
     LAYER(256, 1024, 216), LAYER(256, 1024, 1024), LAYER(256, 27, 1024),   // hidden 1024, batch 512 at N = 2
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
@@ -80,7 +94,7 @@ static int fits(const Shape *s) {
 // the first layer reads context x 27 one-hot inputs, the last writes 27
 // logits; the first layer's input gradient is never computed), each timed
 // alone with LIB: the least time a step can take on this machine.
-static int floor_of(int context, int hidden, int layers, int rows, int lib, double each) {
+static int floor_of(int context, int hidden, int layers, int rows, const int lib[2], double each) {
     double secs = 0, flop = 0;
     for (int l = 0; l <= layers; l++) {
         int in = l == 0 ? context * 27 : hidden, out = l == layers ? 27 : hidden;
@@ -91,18 +105,20 @@ static int floor_of(int context, int hidden, int layers, int rows, int lib, doub
                         p[k].M, p[k].N, p[k].K, MOST);
                 return 2;
             }
-            secs += time_gemm(lib, &p[k], each);
+            secs += time_gemm(lib[!is_small(&p[k])], &p[k], each);
             flop += 2.0 * p[k].M * p[k].N * p[k].K;
         }
     }
-    printf("floor %.3f ms a step, %.3f GFLOP, %.1f GFLOP/s (%s; context %d, hidden %d, layers %d, %d rows)\n",
-           1e3 * secs, flop / 1e9, flop / secs / 1e9, lib ? "oneDNN" : "OpenBLAS", context, hidden, layers, rows);
+    const char *name[] = { "OpenBLAS", "oneDNN" };
+    printf("floor %.3f ms a step, %.3f GFLOP, %.1f GFLOP/s (%s%s%s; context %d, hidden %d, layers %d, %d rows)\n",
+           1e3 * secs, flop / 1e9, flop / secs / 1e9, name[lib[0]], lib[0] == lib[1] ? "" : " small, large ",
+           lib[0] == lib[1] ? "" : name[lib[1]], context, hidden, layers, rows);
     return 0;
 }
 
 int main(int argc, char **argv) {
     const char *header = NULL;
-    int model[4] = { 0, 0, 0, 0 }, use = 0;
+    int model[4] = { 0, 0, 0, 0 }, use[2] = { 0, 0 };
     double each = 0.02;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--header") == 0 && i + 1 < argc) header = argv[++i];
@@ -113,11 +129,15 @@ int main(int argc, char **argv) {
                 long x = strtol(argv[++i], &end, 10);
                 model[k] = *end || x < 1 || x > 1 << 20 ? -1 : (int)x;
             }
-            use = strcmp(argv[++i], "onednn") == 0 ? 1 : strcmp(argv[i], "openblas") == 0 ? 0 : -1;
-            if (use < 0 || model[0] < 0 || model[1] < 0 || model[2] < 0 || model[3] < 0) model[0] = -1;
+            const char *l = argv[++i], *slash = strchr(l, '/'), *large = slash ? slash + 1 : l;
+            size_t len = slash ? (size_t)(slash - l) : strlen(l);
+            use[0] = len == 6 && strncmp(l, "onednn", 6) == 0 ? 1 : len == 8 && strncmp(l, "openblas", 8) == 0 ? 0 : -1;
+            use[1] = strcmp(large, "onednn") == 0 ? 1 : strcmp(large, "openblas") == 0 ? 0 : -1;
+            if (use[0] < 0 || use[1] < 0 || model[0] < 0 || model[1] < 0 || model[2] < 0 || model[3] < 0) model[0] = -1;
         } else model[0] = -1;
         if (model[0] < 0) {
-            fprintf(stderr, "usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS openblas|onednn]\n");
+            fprintf(stderr, "usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS LIB[/LIB]]"
+                            " (LIB: openblas or onednn)\n");
             return 2;
         }
     }
@@ -129,26 +149,36 @@ int main(int argc, char **argv) {
     if (model[0]) return floor_of(model[0], model[1], model[2], model[3], use, each);
     const dnnl_version_t *v = dnnl_version();
     if (!header) printf("%8s %6s %6s %3s %3s %12s %12s %8s\n", "M", "N", "K", "ta", "tb", "OpenBLAS", "oneDNN", "ratio");
-    double total[2] = { 0, 0 };
+    double total[2][2] = { { 0, 0 }, { 0, 0 } };  // [large][library]
     for (size_t i = 0; i < NSHAPES; i++) {
         const Shape *s = &shapes[i];
         double flop = 2.0 * s->M * s->N * s->K, t[2];
-        for (int lib = 0; lib < 2; lib++) total[lib] += t[lib] = time_gemm(lib, s, each);
+        for (int lib = 0; lib < 2; lib++) total[!is_small(s)][lib] += t[lib] = time_gemm(lib, s, each);
         if (!header)
             printf("%8d %6d %6d %3d %3d %9.1f GF %9.1f GF %7.2fx\n", s->M, s->N, s->K, s->ta, s->tb,
                    flop / t[0] / 1e9, flop / t[1] / 1e9, t[0] / t[1]);
     }
-    double ratio = total[0] / total[1];  // > 1: oneDNN faster
-    const char *lib = ratio >= 1.05 ? "onednn" : "openblas";
+    double ratio[2];  // > 1: oneDNN faster
+    const char *lib[2];
+    for (int c = 0; c < 2; c++) {
+        ratio[c] = total[c][0] / total[c][1];
+        lib[c] = ratio[c] >= 1.05 ? "onednn" : "openblas";
+    }
     if (!header) {
-        printf("all shapes, in total: oneDNN %d.%d.%d at %.2fx the speed of %s: %s chosen (oneDNN needs 1.05x)\n",
-               v->major, v->minor, v->patch, ratio, openblas_get_config(), lib);
+        for (int c = 0; c < 2; c++)
+            printf("%s products (%s %d), in total: oneDNN %d.%d.%d at %.2fx the speed of %s: %s chosen "
+                   "(oneDNN needs 1.05x)\n", c ? "large" : "small", c ? "a side over" : "every side at most", SPLIT, v->major,
+                   v->minor, v->patch, ratio[c], openblas_get_config(), lib[c]);
     } else {
         FILE *f = fopen(header, "w");
         if (!f) { perror(header); return 1; }
-        fprintf(f, "// Written by tools/bench_gemm.c (make): this machine's faster fp32 product.\n"
-                   "#define ZC_GEMM_BUILT \"%s\"\n#define ZC_GEMM_SPEEDUP %.2f  // OpenBLAS's time over oneDNN's\n"
-                   "#define ZC_GEMM_ONEDNN \"%d.%d.%d\"\n", lib, ratio, v->major, v->minor, v->patch);
+        fprintf(f, "// Written by tools/bench_gemm.c (make): this machine's faster fp32 product, for the small\n"
+                   "// products (no side longer than ZC_GEMM_SPLIT) and for the large.\n"
+                   "#define ZC_GEMM_SPLIT %d\n"
+                   "#define ZC_GEMM_SMALL \"%s\"\n#define ZC_GEMM_SMALL_SPEEDUP %.2f  // OpenBLAS's time over oneDNN's\n"
+                   "#define ZC_GEMM_LARGE \"%s\"\n#define ZC_GEMM_LARGE_SPEEDUP %.2f\n"
+                   "#define ZC_GEMM_ONEDNN \"%d.%d.%d\"\n", SPLIT, lib[0], ratio[0], lib[1], ratio[1], v->major,
+                v->minor, v->patch);
         if (fclose(f) != 0) { perror(header); return 1; }
     }
     return 0;

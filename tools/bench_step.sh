@@ -25,8 +25,10 @@ opt() {  # opt NAME DEFAULT: the value of --NAME in the model's options
   echo "$model" | awk -v o="--$1" -v d="$2" '{ for (i = 1; i < NF; i++) if ($i == o) { print $(i + 1); exit } print d }'
 }
 context=$(opt context 5) hidden=$(opt hidden 128) layers=$(opt layers 2) batch=$(opt batch 384)
-lib=${ZC_GEMM:-$(sed -n 's/^#define ZC_GEMM_BUILT "\(.*\)"/\1/p' "$BUILD/gemm_choice.h" 2>/dev/null || true)}
-lib=${lib:-openblas}
+# The build's libraries, small products/large (bench_gemm --floor takes both).
+choice() { sed -n "s/^#define ZC_GEMM_$1 \"\(.*\)\"/\1/p" "$BUILD/gemm_choice.h" 2>/dev/null || true; }
+small=$(choice SMALL) large=$(choice LARGE)
+lib=${ZC_GEMM:-${small:-openblas}/${large:-openblas}}
 # floor ROWS K: the products of a rank of ROWS examples, K ranks' at once (as
 # the stage runs them: K processes sharing the machine's caches and memory),
 # the slowest of the K; K = 1 is the product alone.
