@@ -106,6 +106,14 @@ refused "--elastic 5: more than the N = 4 the job starts with" --elastic 5 4 "$l
 refused "--elastic restarts from the job's checkpoints: give the program --save-dir DIR" --elastic 2 4 "$lc1" $S
 refused "--restarts must be a whole number (got '-1')" --restarts -1 2 "$lc1" $S
 refused "--hosts needs a value" --hosts
+# --bind holds each rank to one core (make run's); without it a rank may run on
+# any core the launcher could (make test's suites share the machine).
+all=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+cpus() { timeout 60 tools/launch "$@" sh -c 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status' 2>&1 | sort | tr '\n' ' '; }
+bound=$(cpus --bind 3) free=$(cpus 3)
+check "--bind: each of 3 ranks held to one core (got: $bound)" \
+  sh -c 'set -- $1; [ $# = 3 ] && for c; do case $c in *[!0-9]*) exit 1 ;; esac; done' sh "$bound"
+check "without --bind: each of 3 ranks free to run on $all (got: $free)" [ "$free" = "$all $all $all " ]
 # Two stages in one job, or two builds of one stage.
 expect 1 2 "rank 1 runs lc2_zero1, rank 0 runs lc1_distributed_adam: every rank of a job must run the same" \
   "$lc1" $S : -n 1 "$lc2" $S

@@ -35,8 +35,9 @@ for stage in $stages; do
   echo
   echo "=================== $stage ($n rank$( [ "$n" -gt 1 ] && echo s)) ==================="
   opts=$device; [ "$stage" = lc0_adam ] || opts="$opts $comm"   # lc0 has no collectives
+  # --bind: each rank held to a core; make run has the machine to itself.
   # shellcheck disable=SC2086
-  tools/launch "$n" "$BUILD/bin/$stage" $opts --loss-log "$BUILD/run/$stage.loss" | tee "$BUILD/run/$stage.log"
+  tools/launch --bind "$n" "$BUILD/bin/$stage" $opts --loss-log "$BUILD/run/$stage.loss" | tee "$BUILD/run/$stage.log"
   last=$stage
 done
 
