@@ -45,4 +45,26 @@ graded "h.sleeps" 2 0.1
 check "a check whose threads all sleep is stopped as asleep" \
   grep -q "watchdog: rank [01]: h.sleeps: asleep [0-9]* s with no progress" "$tmp/err"
 
+# Every rank says where it is, even when rank 0 reaches its limit long before
+# the others (a loaded machine): ranks 1 and 2 are stopped (SIGSTOP) all but
+# 5% of the time. Before the ranks waited for one another's reports, rank 0
+# alone said where it was.
+export ZC_CHECKS=h.spins
+ZC_TIME_SCALE=0.2 ZC_RESULTS=$tmp/res timeout 120 tools/launch 3 "$h" >"$tmp/out" 2>"$tmp/err" &
+job=$!
+while kill -0 $job 2>/dev/null; do
+  held=""
+  for p in $(pgrep -x test_harness); do
+    { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxE 'OMPI_COMM_WORLD_RANK=[12]' && held="$held $p"
+  done
+  if [ -n "$held" ]; then
+    kill -STOP $held 2>/dev/null; sleep 0.95; kill -CONT $held 2>/dev/null
+  fi
+  sleep 0.05
+done
+wait $job
+check "ranks held back still say where they are when another times out" \
+  sh -c '[ "$(grep -c "^watchdog: rank [012]: h.spins: " "$1")" = 3 ]' sh "$tmp/err"
+check "  the held ranks saying they stopped with it" grep -q "watchdog: rank [12]: h.spins: stopped with another rank" "$tmp/err"
+
 finish test_harness
