@@ -200,9 +200,11 @@ static struct {
 // rank in mpirun's session folder of the job (OMPI_FILE_LOCATION, shared by
 // the ranks of a node, removed by mpirun at the end); a watchdog that sees
 // one reports at once, and a rank that reported ends the run only when every
-// rank has (or after GRADED_ASLEEP seconds: a rank that cannot say, such as
-// one on another node). Without the folder (one process, another launcher):
-// the report, two seconds for the others, and the end.
+// rank of its node has (OMPI_COMM_WORLD_LOCAL_SIZE; or after GRADED_ASLEEP
+// seconds, for a rank that cannot say). Ranks on other nodes, which have
+// folders of their own, report on their own, as before. Without the folder
+// (one process, another launcher): the report, two seconds for the others,
+// and the end.
 static int reports_filed(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -225,11 +227,12 @@ static _Noreturn void watchdog_report(const char *why) {
     comm_describe(state, sizeof state);
     fprintf(stderr, "watchdog: rank %d: %s: %s: %s\n", rt.rank, watchdog.id, why, state);
     fflush(stderr);
-    const char *dir = getenv("OMPI_FILE_LOCATION");
+    const char *dir = getenv("OMPI_FILE_LOCATION"), *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     if (dir && *dir && rt.world > 1) {
         file_report(dir);
+        int here = local ? atoi(local) : 0;  // the ranks of this node, whose files land here
         double until = now_s() + GRADED_ASLEEP * graded_scale();
-        while (reports_filed(dir) < rt.world && now_s() < until) usleep(100000);
+        while (reports_filed(dir) < (here > 0 ? here : rt.world) && now_s() < until) usleep(100000);
     }
     sleep(2);  // the last lines through mpirun's forwarding before the run ends
     _exit(124);
