@@ -205,6 +205,12 @@ static struct {
 // folders of their own, report on their own, as before. Without the folder
 // (one process, another launcher): the report, two seconds for the others,
 // and the end.
+// The folder the reports' files go in, or NULL where there is none to share.
+static const char *report_dir(void) {
+    const char *dir = getenv("OMPI_FILE_LOCATION");
+    return dir && *dir && rt.world > 1 ? dir : NULL;
+}
+
 static int reports_filed(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -227,8 +233,8 @@ static _Noreturn void watchdog_report(const char *why) {
     comm_describe(state, sizeof state);
     fprintf(stderr, "watchdog: rank %d: %s: %s: %s\n", rt.rank, watchdog.id, why, state);
     fflush(stderr);
-    const char *dir = getenv("OMPI_FILE_LOCATION"), *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (dir && *dir && rt.world > 1) {
+    const char *dir = report_dir(), *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (dir) {
         file_report(dir);
         int here = local ? atoi(local) : 0;  // the ranks of this node, whose files land here
         double until = now_s() + GRADED_ASLEEP * graded_scale();
@@ -240,8 +246,8 @@ static _Noreturn void watchdog_report(const char *why) {
 
 // 1 if another rank of this job reported (its file is there).
 static int another_reported(void) {
-    const char *dir = getenv("OMPI_FILE_LOCATION");
-    return dir && *dir && rt.world > 1 && reports_filed(dir) > 0;
+    const char *dir = report_dir();
+    return dir && reports_filed(dir) > 0;
 }
 
 static void *watchdog_thread(void *arg) {
