@@ -213,6 +213,8 @@ static void describe_slot(const Slot *s, char *buf, size_t len) {
              where[0] ? "; " : "", human_bytes((double)comm_payload_bytes(&s->op)));
 }
 
+static void name_slot(const void *slot, char *buf, size_t len) { describe_slot(slot, buf, len); }
+
 // Before the run (the caller is blocked in a wait): the input is still what it
 // was at the launch, or the run stops with the reason.
 static void check_input(const Slot *s) {
@@ -250,13 +252,11 @@ static void *comm_thread(void *arg) {
         int strict = q.strict;
         pthread_mutex_unlock(&q.lock);
         if (strict) check_input(s);
-        char what[160];
-        describe_slot(s, what, sizeof what);
-        p2p_begin(what, strict);
+        p2p_begin(name_slot, s, strict);
         s->t_start = now_s();
         CommRun run = run_slot(s);
         s->t_end = now_s();
-        p2p_begin(NULL, 0);
+        p2p_begin(NULL, NULL, 0);
         if (strict) poison_leftovers(&s->op);
         if (observer) observer(s->op.kind, s->t_launch, s->t_start, s->t_end, comm_payload_bytes(&s->op));
         pthread_mutex_lock(&q.lock);
@@ -369,11 +369,12 @@ void comm_describe(char *buf, size_t len) {
     phase_text(q.phase, q.layer, where, sizeof where);
     pthread_mutex_unlock(&q.lock);
     const char *in = where[0] ? "in " : "in no phase";
-    char msg[160];
+    char msg[160], running_p2p[160];
     p2p_describe(msg, sizeof msg);
+    p2p_running(running_p2p, sizeof running_p2p);
     if (waiting && msg[0]) snprintf(buf, len, "waits in %s, %s", what, msg);
     else if (waiting) snprintf(buf, len, "waits in %s", what);
-    else if (msg[0]) snprintf(buf, len, "is in %s, outside any collective, %s", p2p_running(), msg);
+    else if (msg[0]) snprintf(buf, len, "is in %s, outside any collective, %s", running_p2p, msg);
     else if (running)
         snprintf(buf, len, "is not waiting (%s%s; %s runs meanwhile): it computes, or loops", in, where, what);
     else snprintf(buf, len, "is not in a collective (%s%s): it computes, or loops", in, where);

@@ -214,7 +214,8 @@ static int world_rank(const Group *g, int member) { return g->rank ? g->rank[mem
 // The collective in progress (written by the comm thread alone) and the
 // message it is in (written by the comm thread, read by a watchdog).
 static struct {
-    char what[160];
+    _Atomic P2PNamer name;      // read by a watchdog: set after ctx, cleared first
+    const void *_Atomic ctx;
     int strict;
 } run;
 enum { IN_NONE, IN_SEND, IN_RECV, IN_BOTH };
@@ -223,12 +224,19 @@ static struct {
     _Atomic size_t out, in;
 } in_msg;
 
-void p2p_begin(const char *what, int strict) {
-    snprintf(run.what, sizeof run.what, "%s", what ? what : "");
-    run.strict = what && strict;
+void p2p_begin(P2PNamer name, const void *ctx, int strict) {
+    if (name) run.ctx = ctx;  // a watchdog that still sees the last name gets a context that outlives it
+    run.name = name;
+    run.strict = name && strict;
 }
 
-const char *p2p_running(void) { return run.what; }
+void p2p_text(const void *ctx, char *buf, size_t len) { snprintf(buf, len, "%s", (const char *)ctx); }
+
+void p2p_running(char *buf, size_t len) {
+    P2PNamer name = run.name;
+    if (name) name(run.ctx, buf, len);
+    else if (len) buf[0] = '\0';
+}
 
 static void entering(int kind, int to, size_t out, int from, size_t in) {
     in_msg.to = to;
@@ -257,9 +265,12 @@ static void expect_length(int f, size_t bytes) {
     int count = 0;
     CHECK_MPI(MPI_Probe(f, TAG, MPI_COMM_WORLD, &st));
     CHECK_MPI(MPI_Get_count(&st, MPI_BYTE, &count));
-    if ((size_t)count != bytes)
+    if ((size_t)count != bytes) {
+        char what[160];
+        p2p_running(what, sizeof what);
         fatal("in %s: rank %d sent a message of %d bytes where this rank expected %zu: the two ranks disagree on the "
-              "length of the chunk they pass", run.what, f, count, bytes);
+              "length of the chunk they pass", what, f, count, bytes);
+    }
 }
 
 static void counted(int to, size_t bytes) {

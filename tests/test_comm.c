@@ -604,9 +604,9 @@ static void check_reduce_scatter_half(size_t n) {
     comm_barrier();
     p2p_release();  // what the call keeps is then what it asked for
     size_t held = mem_stats().cur[MEM_COMM_BUFFERS], most = 2 * ((n + (size_t)rt.world - 1) / (size_t)rt.world) + 1;
-    p2p_begin("ring_reduce_scatter_inplace (lc1.2)", 1);
+    p2p_begin(p2p_text, "ring_reduce_scatter_inplace (lc1.2)", 1);
     ring_reduce_scatter_inplace(&w, (char *)x, n, DT_F32, OP_SUM);
-    p2p_begin(NULL, 0);
+    p2p_begin(NULL, NULL, 0);
     size_t scratch = mem_stats().cur[MEM_COMM_BUFFERS] - held;
     ck_all_msg(scratch <= most * sizeof(float), "ring_reduce_scatter_inplace (lc1.2) of %zu floats at N=%d: rank %d "
                "keeps %zu bytes of scratch; the ring needs room for one chunk as it arrives (at most %zu floats "
@@ -630,9 +630,9 @@ static void check_all_gather_half(size_t n, const char *after) {
     size_t first = chunk_first(&w, n, rt.rank), len = chunk_len(&w, n, rt.rank), bad = n;
     for (size_t i = 0; i < n; i++) x[i] = i >= first && i < first + len ? (float)sum_over_ranks(i) : -99.0f;
     comm_barrier();
-    p2p_begin("ring_all_gather_inplace (lc1.3)", 1);
+    p2p_begin(p2p_text, "ring_all_gather_inplace (lc1.3)", 1);
     ring_all_gather_inplace(&w, (char *)x, n, DT_F32);
-    p2p_begin(NULL, 0);
+    p2p_begin(NULL, NULL, 0);
     for (size_t i = 0; i < n && bad == n; i++)
         if (x[i] != (float)sum_over_ranks(i)) bad = i;
     int from = 0;
