@@ -33,7 +33,7 @@ uint64_t comm_payload_bytes(const CommOp *o) {
 #define COMBINE(T, a, b) \
     ((op) == OP_SUM ? (T)((a) + (b)) : (op) == OP_MAX ? ((a) > (b) ? (a) : (b)) : ((a) < (b) ? (a) : (b)))
 
-void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op) {
+ZC_WIDE void comm_reduce_local(void *acc, const void *x, size_t n, DType dt, RedOp op) {
     if (dt == DT_F32 && op == OP_SUM) {  // the hot case: a loop the compiler vectorizes
         float *restrict a = acc;
         const float *restrict b = x;

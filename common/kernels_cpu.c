@@ -1,6 +1,7 @@
 // kernels_cpu: the CPU kernels. Matrix products go to gemm (OpenBLAS or oneDNN,
 // as measured); the rest are loops simple enough that the compiler vectorizes
-// them. On a CUDA run each function hands its work to the GPU version first (ON_GPU).
+// them, those marked ZC_WIDE for AVX2 too where the processor has it (hd.h).
+// On a CUDA run each function hands its work to the GPU version first (ON_GPU).
 #include "base.h"
 #include "clock.h"
 #include "exercise.h"
@@ -44,7 +45,7 @@ void matmul(float *C, const float *A, const float *B, int M, int N, int K,
     gemm_f32(ta, tb, M, N, K, A, lda > 0 ? lda : 1, B, ldb > 0 ? ldb : 1, beta, C, N > 0 ? N : 1);
 }
 
-void bias_add(float *Y, const float *b, int rows, int cols) {
+ZC_WIDE void bias_add(float *Y, const float *b, int rows, int cols) {
     ON_GPU(cuda_bias_add(Y, b, rows, cols));
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) Y[(size_t)r * cols + c] += b[c];
@@ -53,7 +54,7 @@ void bias_add(float *Y, const float *b, int rows, int cols) {
 // Each column summed over the rows in double, in row order (the GPU's order
 // too, so both give the same bits): summed in fp32, the output bias's gradient
 // over the whole data set (600k rows) would be off by 1e-3.
-void bias_grad(float *db, const float *dY, int rows, int cols) {
+ZC_WIDE void bias_grad(float *db, const float *dY, int rows, int cols) {
     ON_GPU(cuda_bias_grad(db, dY, rows, cols));
     enum { BLOCK = 256 };  // columns at a time: the sums stay in cache
     double acc[BLOCK];
@@ -68,12 +69,12 @@ void bias_grad(float *db, const float *dY, int rows, int cols) {
     }
 }
 
-void relu_forward(float *y, const float *x, size_t n) {
+ZC_WIDE void relu_forward(float *y, const float *x, size_t n) {
     ON_GPU(cuda_relu_forward(y, x, n));
     for (size_t i = 0; i < n; i++) y[i] = x[i] <= 0.0f ? 0.0f : x[i];
 }
 
-void relu_backward(float *dx, const float *dy, const float *y, size_t n) {
+ZC_WIDE void relu_backward(float *dx, const float *dy, const float *y, size_t n) {
     ON_GPU(cuda_relu_backward(dx, dy, y, n));
     // dy read on every element, not only where y > 0: a select instead of a branch
     // (taken at random, half the time), so the loop vectorizes; the same bits.
@@ -132,7 +133,7 @@ double softmax_xent(const float *logits, const int *targets, float *dlogits, int
 // ----------------------------------------------------------------------------
 // optimizer
 
-void adam_update(float *p, const float *g, float *m, float *v, size_t n,
+ZC_WIDE void adam_update(float *p, const float *g, float *m, float *v, size_t n,
                  const AdamHyper *h, long step) {
     // EXERCISE lc0.1: one AdamW step on n parameters (PyTorch's formula, kernels.h)
     //| m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g^2, stored
@@ -172,24 +173,24 @@ float clip_factor(double norm, float max_norm) {
 // ----------------------------------------------------------------------------
 // elementwise
 
-void fill(float *x, float v, size_t n) {
+ZC_WIDE void fill(float *x, float v, size_t n) {
     ON_GPU(cuda_fill(x, v, n));
     for (size_t i = 0; i < n; i++) x[i] = v;
 }
 
 void copy(float *dst, const float *src, size_t n) { copy_dt(dst, src, DT_F32, n); }
 
-void scale(float *x, float a, size_t n) {
+ZC_WIDE void scale(float *x, float a, size_t n) {
     ON_GPU(cuda_scale(x, a, n));
     for (size_t i = 0; i < n; i++) x[i] *= a;
 }
 
-void axpy(float *y, float a, const float *x, size_t n) {
+ZC_WIDE void axpy(float *y, float a, const float *x, size_t n) {
     ON_GPU(cuda_axpy(y, a, x, n));
     for (size_t i = 0; i < n; i++) y[i] += a * x[i];
 }
 
-int all_finite(const float *x, size_t n) {
+ZC_WIDE int all_finite(const float *x, size_t n) {
     ON_GPU_RETURN(cuda_all_finite_dt(x, DT_F32, n));
     int ok = 1;
     for (size_t i = 0; i < n; i++) ok &= isfinite(x[i]) != 0;
@@ -210,7 +211,7 @@ static void check_float_type(DType dt, const char *what) {
     if (dt != DT_F32 && dt != DT_BF16 && dt != DT_F16) fatal("%s: %s is not a float type", what, dtype_name(dt));
 }
 
-void cast_to_f32(float *dst, const void *src, DType dt, size_t n) {
+ZC_WIDE void cast_to_f32(float *dst, const void *src, DType dt, size_t n) {
     check_float_type(dt, "cast_to_f32");
     ON_GPU(if ((const void *)dst != src) cuda_cast_to_f32(dst, src, dt, n));
     if (dt == DT_F32) { if ((const void *)dst != src) copy(dst, src, n); return; }
@@ -219,7 +220,7 @@ void cast_to_f32(float *dst, const void *src, DType dt, size_t n) {
     else for (size_t i = 0; i < n; i++) dst[i] = f16_to_f32(h[i]);
 }
 
-void cast_from_f32(void *dst, const float *src, DType dt, size_t n) {
+ZC_WIDE void cast_from_f32(void *dst, const float *src, DType dt, size_t n) {
     check_float_type(dt, "cast_from_f32");
     ON_GPU(if (dst != (const void *)src) cuda_cast_from_f32(dst, src, dt, n));
     if (dt == DT_F32) { if (dst != (const void *)src) copy(dst, src, n); return; }
@@ -228,7 +229,7 @@ void cast_from_f32(void *dst, const float *src, DType dt, size_t n) {
     else for (size_t i = 0; i < n; i++) h[i] = f32_to_f16(src[i]);
 }
 
-void round_to(float *x, DType dt, size_t n) {
+ZC_WIDE void round_to(float *x, DType dt, size_t n) {
     check_float_type(dt, "round_to");
     ON_GPU(cuda_round_to(x, dt, n));
     if (dt == DT_F32) return;
@@ -314,7 +315,7 @@ void one_hot_dt(void *X, DType dt, const uint8_t *ctx, int rows, int T, int V) {
         for (int t = 0; t < T; t++) x[(size_t)r * width + (size_t)t * V + ctx[(size_t)r * T + t]] = one;
 }
 
-void bias_add_dt(float *Y, const void *b, DType dt, int rows, int cols) {
+ZC_WIDE void bias_add_dt(float *Y, const void *b, DType dt, int rows, int cols) {
     check_float_type(dt, "bias_add_dt");
     if (dt == DT_F32) { bias_add(Y, b, rows, cols); return; }
     ON_GPU(cuda_bias_add_dt(Y, b, dt, rows, cols));
@@ -328,7 +329,7 @@ void bias_add_dt(float *Y, const void *b, DType dt, int rows, int cols) {
 
 // bias_grad's sums (in double, in row order) of the widened dY, rounded to fp32
 // and then to dt, column by column.
-void bias_grad_dt(void *db, const void *dY, DType dt, int rows, int cols) {
+ZC_WIDE void bias_grad_dt(void *db, const void *dY, DType dt, int rows, int cols) {
     check_float_type(dt, "bias_grad_dt");
     if (dt == DT_F32) { bias_grad(db, dY, rows, cols); return; }
     ON_GPU(cuda_bias_grad_dt(db, dY, dt, rows, cols));
@@ -349,7 +350,7 @@ void bias_grad_dt(void *db, const void *dY, DType dt, int rows, int cols) {
     }
 }
 
-void relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n) {
+ZC_WIDE void relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_t n) {
     check_float_type(dt, "relu_backward_dt");
     if (dt == DT_F32) { relu_backward(dx, dy, y, n); return; }
     ON_GPU(cuda_relu_backward_dt(dx, dy, y, dt, n));
@@ -359,7 +360,7 @@ void relu_backward_dt(float *dx, const float *dy, const void *y, DType dt, size_
     else for (size_t i = 0; i < n; i++) { float g = dy[i]; dx[i] = f16_to_f32(h[i]) <= 0.0f ? 0.0f : g; }
 }
 
-void add_to(void *y, const void *x, DType dt, size_t n) {
+ZC_WIDE void add_to(void *y, const void *x, DType dt, size_t n) {
     check_float_type(dt, "add_to");
     ON_GPU(cuda_add_to(y, x, dt, n));
     if (dt == DT_F32) { axpy(y, 1.0f, x, n); return; }
@@ -379,7 +380,7 @@ void zero_dt(void *x, DType dt, size_t n) {
     if (n) memset(x, 0, n * dtype_size(dt));  // +0.0 is all zero bits in every float type
 }
 
-int all_finite_dt(const void *x, DType dt, size_t n) {
+ZC_WIDE int all_finite_dt(const void *x, DType dt, size_t n) {
     check_float_type(dt, "all_finite_dt");
     ON_GPU_RETURN(cuda_all_finite_dt(x, dt, n));
     if (dt == DT_F32) return all_finite(x, n);

@@ -290,6 +290,72 @@ START_TEST(test_elementwise) {
 }
 END_TEST
 
+// ----------------------------------------------------------------------------
+// the vectorized loops (ZC_WIDE, common/hd.h): the copy this processor runs
+// (AVX2 where it has one) gives the bits of the same loop compiled for
+// x86-64's baseline, here in the test, at every length to 70 (the vectors'
+// tails) and on values that round, overflow, underflow, and are NaN.
+
+// Element i: specials in turn, else a random sign and mantissa at 2^-30..2^30.
+static float wide_value(size_t i) {
+    static const float special[] = { NAN, INFINITY, -INFINITY, 1e-40f, -0.0f, 65520.0f, 3.4e38f, 1.00390625f };
+    if (i % 3 == 0) return special[(i / 3) % (sizeof special / sizeof special[0])];
+    return (2.0f * rng_uniform(&rng) - 1.0f) * ldexpf(1.0f, (int)(rng_uniform(&rng) * 60) - 30);
+}
+
+static int same_bits(const void *a, const void *b, size_t bytes) { return memcmp(a, b, bytes) == 0; }
+
+static void check_wide_casts(size_t n) {
+    float x[1001], got[1001], want[1001], y[1001], g[1001], m[1001], v[1001], p[1001];
+    uint16_t h[1001], h2[1001], hw[1001];
+    for (size_t i = 0; i < n; i++) x[i] = wide_value(i), y[i] = wide_value(i + 1), g[i] = wide_value(i + 2);
+    for (int k = 0; k < 2; k++) {
+        DType dt = k ? DT_F16 : DT_BF16;
+        uint16_t (*narrow)(float) = k ? f32_to_f16 : f32_to_bf16;
+        float (*widen)(uint16_t) = k ? f16_to_f32 : bf16_to_f32;
+        cast_from_f32(h, x, dt, n);
+        for (size_t i = 0; i < n; i++) hw[i] = narrow(x[i]);
+        ck_assert_msg(same_bits(h, hw, n * 2), "cast_from_f32 to %s, n = %zu: not the baseline loop's bits", dtype_name(dt), n);
+        cast_to_f32(got, h, dt, n);
+        for (size_t i = 0; i < n; i++) want[i] = widen(h[i]);
+        ck_assert_msg(same_bits(got, want, n * 4), "cast_to_f32 from %s, n = %zu", dtype_name(dt), n);
+        memcpy(got, x, n * 4);
+        round_to(got, dt, n);
+        for (size_t i = 0; i < n; i++) want[i] = widen(narrow(x[i]));
+        ck_assert_msg(same_bits(got, want, n * 4), "round_to %s, n = %zu", dtype_name(dt), n);
+        for (size_t i = 0; i < n; i++) h2[i] = narrow(y[i]), hw[i] = narrow(widen(h[i]) + widen(h2[i]));
+        add_to(h, h2, dt, n);
+        ck_assert_msg(same_bits(h, hw, n * 2), "add_to in %s, n = %zu", dtype_name(dt), n);
+    }
+    relu_backward(got, y, x, n);
+    for (size_t i = 0; i < n; i++) want[i] = x[i] <= 0 ? 0.0f : y[i];
+    ck_assert_msg(same_bits(got, want, n * 4), "relu_backward, n = %zu", n);
+    // Adam (PyTorch's formula, as kernels.h states it) on finite values.
+    AdamHyper hp = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f };
+    for (size_t i = 0; i < n; i++) {
+        p[i] = isfinite(x[i]) ? x[i] : 0.5f, g[i] = isfinite(g[i]) ? g[i] : -0.25f;
+        m[i] = 0.1f * g[i], v[i] = g[i] * g[i] + 1e-6f;
+    }
+    float pw[1001], mw[1001], vw[1001];
+    memcpy(pw, p, n * 4), memcpy(mw, m, n * 4), memcpy(vw, v, n * 4);
+    adam_update(p, g, m, v, n, &hp, 7);
+    float decay = 1.0f - hp.lr * hp.weight_decay, b1 = hp.beta1, b2 = hp.beta2;
+    float step_size = (float)(hp.lr / (1.0 - pow(hp.beta1, 7.0))), bc2_sqrt = (float)sqrt(1.0 - pow(hp.beta2, 7.0));
+    for (size_t i = 0; i < n; i++) {
+        mw[i] = b1 * mw[i] + (1.0f - b1) * g[i];
+        vw[i] = b2 * vw[i] + (1.0f - b2) * g[i] * g[i];
+        pw[i] = pw[i] * decay - step_size * mw[i] / (sqrtf(vw[i]) / bc2_sqrt + hp.eps);
+    }
+    ck_assert_msg(same_bits(m, mw, n * 4) && same_bits(v, vw, n * 4) && same_bits(p, pw, n * 4),
+                  "adam_update, n = %zu: not the baseline loop's bits", n);
+}
+
+START_TEST(test_wide_copies_same_bits) {
+    for (size_t n = 1; n <= 70; n++) check_wide_casts(n);
+    check_wide_casts(1001);
+}
+END_TEST
+
 START_TEST(test_rng_portable) {
     // Fixed outputs: the same numbers on every machine, or inits would differ.
     ck_assert_uint_eq(rng_hash(1337, 0, 0), rng_hash(1337, 0, 0));
@@ -341,6 +407,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_softmax_xent);
     tcase_add_test(tc, test_norm_and_clip);
     tcase_add_test(tc, test_elementwise);
+    tcase_add_test(tc, test_wide_copies_same_bits);
     tcase_add_test(tc, test_rng_portable);
     tcase_add_test(tc, test_rng_categorical);
     suite_add_tcase(s, tc);
