@@ -134,7 +134,7 @@ double softmax_xent(const float *logits, const int *targets, float *dlogits, int
 // optimizer
 
 ZC_WIDE void adam_update(float *p, const float *g, float *m, float *v, size_t n,
-                 const AdamHyper *h, long step) {
+                         const AdamHyper *h, long step) {
     // EXERCISE lc0.1: one AdamW step on n parameters (PyTorch's formula, kernels.h)
     //| m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g^2, stored
     //| back; bias correction 1 - beta^step for both; decoupled weight decay:
