@@ -277,6 +277,13 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     // Isolated, it starts alone. Under mpirun the variable is not read; a value
     // the user set wins; other MPIs ignore it.
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    // And it makes no session folder: one process needs none, and the folder
+    // every job on the machine shares (/tmp/ompi.HOST.UID) is removed by the
+    // job that leaves it empty while another may be making its own inside
+    // (tools/launch gives its jobs folders of their own). Only where no
+    // launcher started the process: under mpirun or srun the ranks need it.
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") && !getenv("SLURM_PROCID"))
+        setenv("OMPI_MCA_orte_create_session_dirs", "0", 0);
     // A rank waits inside MPI on its comm thread while its compute thread
     // works. Open MPI waits by polling, and yields the core between polls only
     // where it counts more ranks than cores; with a rank a core, the comm
