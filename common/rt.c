@@ -28,6 +28,15 @@
 // ----------------------------------------------------------------------------
 // lifetime
 
+// 1 if no launcher started this process (mpirun, a PMI or PMIx launcher, srun
+// say who each rank is): before MPI_Init, MPI cannot be asked yet.
+static int started_alone(void) {
+    const char *vars[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", NULL };
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i])) return 0;
+    return 1;
+}
+
 static int read_local_rank(void) {
     // Launchers say which slot on the node a process is; fall back to a split.
     const char *vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
@@ -282,8 +291,7 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     // job that leaves it empty while another may be making its own inside
     // (tools/launch gives its jobs folders of their own). Only where no
     // launcher started the process: under mpirun or srun the ranks need it.
-    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") && !getenv("SLURM_PROCID"))
-        setenv("OMPI_MCA_orte_create_session_dirs", "0", 0);
+    if (started_alone()) setenv("OMPI_MCA_orte_create_session_dirs", "0", 0);
     // A rank waits inside MPI on its comm thread while its compute thread
     // works. Open MPI waits by polling, and yields the core between polls only
     // where it counts more ranks than cores; with a rank a core, the comm

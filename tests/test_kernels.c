@@ -305,7 +305,7 @@ static float wide_value(size_t i) {
 
 static int same_bits(const void *a, const void *b, size_t bytes) { return memcmp(a, b, bytes) == 0; }
 
-static void check_wide_casts(size_t n) {
+static void check_wide_copies(size_t n) {
     float x[1001], got[1001], want[1001], y[1001], g[1001], m[1001], v[1001], p[1001];
     uint16_t h[1001], h2[1001], hw[1001];
     for (size_t i = 0; i < n; i++) x[i] = wide_value(i), y[i] = wide_value(i + 1), g[i] = wide_value(i + 2);
@@ -351,8 +351,8 @@ static void check_wide_casts(size_t n) {
 }
 
 START_TEST(test_wide_copies_same_bits) {
-    for (size_t n = 1; n <= 70; n++) check_wide_casts(n);
-    check_wide_casts(1001);
+    for (size_t n = 1; n <= 70; n++) check_wide_copies(n);
+    check_wide_copies(1001);
 }
 END_TEST
 
