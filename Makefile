@@ -217,9 +217,16 @@ $(BUILD)/bin/compare: tools/compare.c Makefile
 
 # A stage's test includes the stage's .c (with LECTURE_TEST, so no main).
 # TEST_CFLAGS: added for the test programs alone (the grader's builds: -g0).
-$(BUILD)/test/%: tests/%.c $(wildcard tests/*.h) $(wildcard tools/*.c) $(BUILD)/lib/libcommon.a $(HEADERS) $(wildcard lc*/*.c)
+# Compiled and linked apart: a change in common/ (lecture 0's kernels, lecture
+# 1's collectives: half the grader's builds) relinks the test programs without
+# compiling them again (1.2-1.4 s each).
+$(BUILD)/obj/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard tools/*.c) $(HEADERS) $(wildcard lc*/*.c)
 	@mkdir -p $(dir $@)
-	$(call show,CC,$<)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(STAGES_DEF) -DLECTURE_TEST -Itests $< $(BUILD)/lib/libcommon.a $(TEST_LDLIBS) -o $@
+	$(call show,CC,$<)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(STAGES_DEF) -DLECTURE_TEST -Itests -c $< -o $@
+.PRECIOUS: $(BUILD)/obj/tests/%.o
+$(BUILD)/test/%: $(BUILD)/obj/tests/%.o $(BUILD)/lib/libcommon.a
+	@mkdir -p $(dir $@)
+	$(call show,LD,$@)$(CC) $(CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/lib/libcommon.a $(TEST_LDLIBS) -o $@
 
 # ----------------------------------------------------------------------------
 # running
