@@ -630,9 +630,11 @@ static void check_all_gather_half(size_t n, const char *after) {
     size_t first = chunk_first(&w, n, rt.rank), len = chunk_len(&w, n, rt.rank), bad = n;
     for (size_t i = 0; i < n; i++) x[i] = i >= first && i < first + len ? (float)sum_over_ranks(i) : -99.0f;
     comm_barrier();
+    uint64_t before = p2p_count().sent;
     p2p_begin(p2p_text, "ring_all_gather_inplace (lc1.3)", 1);
     ring_all_gather_inplace(&w, (char *)x, n, DT_F32);
     p2p_begin(NULL, NULL, 0);
+    uint64_t sent = p2p_count().sent - before;
     for (size_t i = 0; i < n && bad == n; i++)
         if (x[i] != (float)sum_over_ranks(i)) bad = i;
     int from = 0;
@@ -642,6 +644,18 @@ static void check_all_gather_half(size_t n, const char *after) {
                n / (size_t)rt.world, (n + (size_t)rt.world - 1) / (size_t)rt.world, rt.rank, bad < n ? x[bad] : 0.0f,
                bad, from, bad < n ? sum_over_ranks(bad) : 0, bad < n && x[bad] == -99.0f ?
                ": nothing arrived there" : "");
+    // Passing to the right, a rank sends every chunk but its right neighbour's,
+    // which reaches it last. With chunks of two lengths that fixes each rank's
+    // bytes, and a ring turned the other way (every value right) sends its
+    // left neighbour's length less instead: say so, or lc1.2's byte count fails
+    // later with no word of the direction.
+    int right = (rt.rank + 1) % rt.world, left = (rt.rank + rt.world - 1) % rt.world;
+    uint64_t want = (n - chunk_len(&w, n, right)) * sizeof(float), turned = (n - chunk_len(&w, n, left)) * sizeof(float);
+    ck_all_msg(sent == want, "ring_all_gather_inplace (lc1.3%s) of %zu floats at N=%d: rank %d sent "
+               "%llu bytes; passing each chunk to the right it sends every chunk but rank %d's (its right neighbour's, "
+               "the last to arrive): %llu%s", after, n, rt.world, rt.rank, (unsigned long long)sent, right,
+               (unsigned long long)want, sent == turned ? ": those are the bytes of a ring turned the other way, "
+               "sending to rank r - 1 and receiving from r + 1; send to the right (r + 1), receive from the left" : "");
     mem_free(x);
 }
 
