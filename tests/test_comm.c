@@ -645,16 +645,21 @@ static void check_all_gather_half(size_t n, const char *after) {
                bad, from, bad < n ? sum_over_ranks(bad) : 0, bad < n && x[bad] == -99.0f ?
                ": nothing arrived there" : "");
     // Passing to the right, a rank sends every chunk but its right neighbour's,
-    // which reaches it last. With chunks of two lengths that fixes each rank's
-    // bytes, and a ring turned the other way (every value right) sends its
-    // left neighbour's length less instead: say so, or lc1.2's byte count fails
-    // later with no word of the direction.
-    int right = (rt.rank + 1) % rt.world, left = (rt.rank + rt.world - 1) % rt.world;
-    uint64_t want = (n - chunk_len(&w, n, right)) * sizeof(float), turned = (n - chunk_len(&w, n, left)) * sizeof(float);
+    // which reaches it last (cb_ring_ag). With chunks of two lengths that fixes
+    // each rank's bytes, and a ring turned the other way (every value right)
+    // leaves out its left neighbour's chunk instead: say so, or lc1.2's byte
+    // count fails later with no word of the direction. Only where every rank
+    // sent that: one rank's count can match it by chance (one step too many,
+    // at a chunk of 0 elements).
+    int right = p2p_mod(&w, rt.rank + 1);
+    uint64_t want = cb_ring_ag(n, rt.world, rt.rank) * sizeof(float),
+             turned = (n - cb_chunk(n, rt.world, p2p_mod(&w, rt.rank - 1))) * sizeof(float);
+    int every_turned = sent == turned;
+    comm_agree_min(&every_turned);
     ck_all_msg(sent == want, "ring_all_gather_inplace (lc1.3%s) of %zu floats at N=%d: rank %d sent "
                "%llu bytes; passing each chunk to the right it sends every chunk but rank %d's (its right neighbour's, "
                "the last to arrive): %llu%s", after, n, rt.world, rt.rank, (unsigned long long)sent, right,
-               (unsigned long long)want, sent == turned ? ": those are the bytes of a ring turned the other way, "
+               (unsigned long long)want, every_turned ? ": those are the bytes of a ring turned the other way, "
                "sending to rank r - 1 and receiving from r + 1; send to the right (r + 1), receive from the left" : "");
     mem_free(x);
 }
