@@ -105,6 +105,21 @@ static void poison_value(DType dt, unsigned char *v) {
     }
 }
 
+// Fills bytes at p (the host's) with the esz bytes at v, repeated: v once,
+// then copies of what is filled, doubling, and 64 KiB at a time from there (a
+// block still in the cache). A call per element took a tenth of a graded
+// ZeRO-3 run's processor time.
+static void fill(unsigned char *p, size_t bytes, const unsigned char *v, size_t esz) {
+    if (bytes < esz) return;
+    memcpy(p, v, esz);
+    for (size_t done = esz; done < bytes;) {
+        size_t k = done < 65536 ? done : 65536;
+        if (k > bytes - done) k = bytes - done;
+        memcpy(p + done, p, k);
+        done += k;
+    }
+}
+
 // Fills n elements of type dt at p with poison, on the host or the GPU.
 static void poison(void *p, size_t n, DType dt) {
     // A GPU buffer is poisoned from here, a chunk at a time; one per thread,
@@ -114,10 +129,10 @@ static void poison(void *p, size_t n, DType dt) {
     unsigned char v[8];
     poison_value(dt, v);
     if (!mem_is_gpu(p)) {
-        for (size_t i = 0; i < n; i++) memcpy((char *)p + i * esz, v, esz);
+        fill(p, n * esz, v, esz);
         return;
     }
-    for (size_t i = 0; i < per; i++) memcpy(pattern + i * esz, v, esz);
+    fill(pattern, per * esz, v, esz);
     for (size_t i = 0; i < n; i += per)
         mem_copy((char *)p + i * esz, pattern, (n - i < per ? n - i : per) * esz);
 }
