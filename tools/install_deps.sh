@@ -9,11 +9,14 @@ set -eu
 
 PKGS="openmpi-bin libopenmpi-dev check libsubunit-dev libopenblas-dev libdnnl-dev libxxhash-dev libjansson-dev pkg-config wamerican gnuplot-nox procps strace python3-venv"
 
+# One query for them all: every make target asks, and a query per package
+# took a third of a second each time.
+# shellcheck disable=SC2086
+installed=" $(dpkg-query -W -f='${Package} ${Status}\n' $PKGS 2>/dev/null |
+              awk '$2 == "install" && $3 == "ok" && $4 == "installed" { print $1 }' | tr '\n' ' ')"
 missing=""
 for p in $PKGS; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing="$missing $p"
-  fi
+  case $installed in *" $p "*) ;; *) missing="$missing $p" ;; esac
 done
 [ -z "$missing" ] && exit 0
 
