@@ -293,9 +293,10 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     // launcher started the process: under mpirun or srun the ranks need it.
     if (started_alone()) setenv("OMPI_MCA_orte_create_session_dirs", "0", 0);
     // Nor a map of the PCI devices: hwloc reads each one's configuration,
-    // which in a virtual machine traps to the host (a third of a singleton's
-    // start here), and one process reaches no device through it (NCCL maps
-    // the GPUs itself). tools/launch does the same for ranks on one machine.
+    // which in a virtual machine traps to the host (a third of a bare MPI
+    // program's start here), and one process reaches no device through it
+    // (NCCL maps the GPUs itself). tools/launch does the same for ranks on
+    // one machine.
     if (started_alone()) setenv("HWLOC_COMPONENTS", "-linux:pci,-pci", 0);
     // A rank waits inside MPI on its comm thread while its compute thread
     // works. Open MPI waits by polling, and yields the core between polls only
