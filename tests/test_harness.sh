@@ -1,7 +1,8 @@
 #!/bin/sh
 # The grading harness (tests/check_mpi.h) held to what it claims, through
-# build/test/test_harness, whose checks fail or hang on purpose. Each case
-# reads the verdict file, never the time: no verdict here depends on speed.
+# build/test/test_harness, whose checks fail or hang on purpose (each case
+# reads the verdict file, never the time: no verdict here depends on speed);
+# and the mutation run's draw of its sample.
 # usage: tests/test_harness.sh [BUILD_DIR]
 set -u
 BUILD=${1:-build}
@@ -66,5 +67,14 @@ wait $job
 check "ranks held back still say where they are when another times out" \
   sh -c '[ "$(grep -c "^watchdog: rank [012]: h.spins: " "$1")" = 3 ]' sh "$tmp/err"
 check "  the held ranks saying they stopped with it" grep -q "watchdog: rank [12]: h.spins: stopped with another rank" "$tmp/err"
+
+# The mutation run's draw (tests/grader/draw.awk): a seed repeats its sample,
+# and another seed, or another lecture, draws another, seeds from the clock
+# included (mawk took every seed past 2^31 - 2 as one).
+draw() { seq 1 200 | awk -v s="$1" -v k="$2" -f tests/grader/draw.awk | sort -t'|' -k1,1 | cut -d'|' -f2 | tr '\n' ' '; }
+check "a mutant sample's seed repeats its draw" [ "$(draw 1795854996 3)" = "$(draw 1795854996 3)" ]
+check "  two seeds from the clock draw two samples" [ "$(draw 1795854996 3)" != "$(draw 1795854178 3)" ]
+check "  two lectures of one seed two samples" [ "$(draw 1795854996 3)" != "$(draw 1795854996 4)" ]
+check "  and every line once" [ "$(draw 7 0 | tr ' ' '\n' | grep . | sort -n | tr '\n' ' ')" = "$(seq 1 200 | tr '\n' ' ')" ]
 
 finish test_harness

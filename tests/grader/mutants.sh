@@ -186,13 +186,9 @@ for k in $lectures; do
       echo "$f|$line|$m"
     done >>"$w/all"
   done
-  # Each mutant: id|file|line|path. In a sample, in the seed's order: the
-  # lecture's own seed below 2^31 - 1, since mawk (Debian's awk) takes every
-  # seed from there up as that one (a clock's seed with the lecture's digit
-  # after it drew the same mutants in every run).
+  # Each mutant: id|file|line|path. In a sample, in the seed's order.
   if [ "$SAMPLE" -gt 0 ]; then
-    awk -v s="$SEED" -v k="$k" 'BEGIN { srand((s * 10 + k) % 2147483647) } { printf "%.12f|%s\n", rand(), $0 }' \
-      "$w/all" | sort -t'|' -k1,1 | cut -d'|' -f2-
+    awk -v s="$SEED" -v k="$k" -f "$top/tests/grader/draw.awk" "$w/all" | sort -t'|' -k1,1 | cut -d'|' -f2-
   else cat "$w/all"; fi | awk '{ printf "%d|%s\n", NR, $0 }' >"$w/order"
   total=$(wc -l <"$w/order")
 
