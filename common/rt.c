@@ -286,18 +286,20 @@ void rt_init(int *argc, char ***argv, const char *prog) {
     // Isolated, it starts alone. Under mpirun the variable is not read; a value
     // the user set wins; other MPIs ignore it.
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
-    // And it makes no session folder: one process needs none, and the folder
-    // every job on the machine shares (/tmp/ompi.HOST.UID) is removed by the
-    // job that leaves it empty while another may be making its own inside
-    // (tools/launch gives its jobs folders of their own). Only where no
-    // launcher started the process: under mpirun or srun the ranks need it.
-    if (started_alone()) setenv("OMPI_MCA_orte_create_session_dirs", "0", 0);
-    // Nor a map of the PCI devices: hwloc reads each one's configuration,
-    // which in a virtual machine traps to the host (a third of a bare MPI
-    // program's start here), and one process reaches no device through it
-    // (NCCL maps the GPUs itself). tools/launch does the same for ranks on
-    // one machine.
-    if (started_alone()) setenv("HWLOC_COMPONENTS", "-linux:pci,-pci", 0);
+    // Only where no launcher started the process (under mpirun or srun the
+    // ranks need both): it makes no session folder, since one process needs
+    // none, and the folder every job on the machine shares (/tmp/ompi.HOST.UID)
+    // is removed by the job that leaves it empty while another may be making
+    // its own inside (tools/launch gives its jobs folders of their own); and
+    // its map of the machine has no PCI devices: hwloc reads each one's
+    // configuration, which in a virtual machine traps to the host (a third of
+    // a bare MPI program's start here), and one process reaches no device
+    // through it (NCCL maps the GPUs itself; tools/launch does the same for
+    // ranks on one machine).
+    if (started_alone()) {
+        setenv("OMPI_MCA_orte_create_session_dirs", "0", 0);
+        setenv("HWLOC_COMPONENTS", "-linux:pci,-pci", 0);
+    }
     // A rank waits inside MPI on its comm thread while its compute thread
     // works. Open MPI waits by polling, and yields the core between polls only
     // where it counts more ranks than cores; with a rank a core, the comm
