@@ -134,9 +134,24 @@ for sig in TERM INT; do
   kill -"$sig" $(descendants $job mpirun)  # this run's mpirun: other suites' run beside it
   wait $job
   rc=$?
+  # Rank 0's line, or launch's where a loaded machine gave rank 0 no processor
+  # time in mpirun's second between its SIGTERM and its SIGKILL.
   check "SIG$sig to mpirun: exit 1 and one line (got $rc, $(cat "$tmp/err"))" \
-    sh -c "[ $rc = 1 ] && [ \$(grep -c . '$tmp/err') = 1 ] && grep -q 'stopped by SIGTERM before the run finished' '$tmp/err'"
+    sh -c "[ $rc = 1 ] && [ \$(grep -c . '$tmp/err') = 1 ] &&
+           grep -qE 'stopped by SIGTERM before the run finished|^launch: mpirun was stopped by a signal' '$tmp/err'"
 done
+# That second, spent: ranks that ignore SIGTERM die of mpirun's SIGKILL without
+# a word, and launch says why the run ended.
+rm -f "$tmp/started"
+timeout 60 tools/launch 2 sh -c 'trap "" TERM; echo up; exec sleep 100' >"$tmp/started" 2>"$tmp/err" &
+job=$!
+while kill -0 $job 2>/dev/null && [ "$(grep -c '^up$' "$tmp/started")" -lt 2 ]; do sleep 0.1; done
+kill -TERM $(descendants $job mpirun)
+wait $job
+rc=$?
+check "SIGTERM to mpirun, ranks killed before a word: exit 1 and launch's line (got $rc, $(cat "$tmp/err"))" \
+  sh -c "[ $rc = 1 ] && [ \$(grep -c . '$tmp/err') = 1 ] &&
+         grep -qx 'launch: mpirun was stopped by a signal before the run finished, and no rank could say so in its last second' '$tmp/err'"
 # mpirun cannot run under a tiny file size limit: the launcher says so; under
 # a larger one, a model past it is a write error with its reason.
 (ulimit -f 8; expect 1 2 "launch: the file size limit (ulimit -f) is 8 blocks" "$lc1" $S; echo "$ok $bad" >"$tmp/tally")
