@@ -133,15 +133,16 @@ grade_list() {
   done <"$list" >>"$list.out"
 }
 
-# Status 0 if lecture $1's reference passes check $2 at N = $3, graded as a
-# learner's file in slot 0 (its output in slot 0's out).
+# Status 0 if lecture $1's reference passes check $2 at each N of $3, graded
+# as a learner's file in a slot of its own, whose copy of the tree never holds
+# a mutant, so nothing there is built again (its output in that slot's out).
 reference_passes() {
-  mine=$work/slot0/mine f=$(tools/lectures.sh files "$1" | head -n 1)
+  mine=$work/ref/mine f=$(tools/lectures.sh files "$1" | head -n 1)
   rm -rf "$mine"
   mkdir -p "$mine/$(dirname "$f")"
   cp "$f" "$mine/$f"
-  MINE=$mine LC=$1 CHECK=$2 N=$3 BUILD=$BUILD GRADE_DIR=$work/slot0/grade \
-    timeout -k 10 1800 tests/grader/grade.sh >"$work/slot0/out" 2>&1 </dev/null
+  MINE=$mine LC=$1 CHECK=$2 N=$3 BUILD=$BUILD GRADE_DIR=$work/ref/grade \
+    timeout -k 10 1800 tests/grader/grade.sh >"$work/ref/out" 2>&1 </dev/null
 }
 
 # Runs grade_list on the lines of $1, split over JOBS slots, and waits.
@@ -198,11 +199,9 @@ for k in $lectures; do
     cp "$f" "$w/tce/ref/$f"
     echo "$f|$(code_of "$f" "$w/tce/ref/$f")"
   done >"$w/refcode"
-  # Each mutant's instructions, JOBS at once (all of them; in a sample, in
-  # order until SAMPLE distinct programs are found, one at a time).
+  # Each mutant's instructions (id|code, or id|listed), JOBS compiles at once.
   compile_list() {  # list slot-folder: id|code for each id|file|line|path
     while IFS='|' read -r id f line path; do
-      [ "$SAMPLE" -gt 0 ] && [ "$(wc -l <"$1.found")" -ge "$SAMPLE" ] && break
       mkdir -p "$2/$(dirname "$f")"
       cp "$path" "$2/$f"
       code=$(code_of "$f" "$2/$f")
@@ -215,26 +214,44 @@ for k in $lectures; do
         continue
       fi
       echo "$id|$code"
-      [ -n "$code" ] && [ "$code" != "$ref" ] && ! grep -q "^$code$" "$1.found" && echo "$code" >>"$1.found"
     done <"$1" >"$1.codes"
   }
-  if [ "$SAMPLE" -gt 0 ]; then
-    cp "$w/order" "$w/order.0"
-    : >"$w/order.0.found"
-    compile_list "$w/order.0" "$w/tce/m0"
-    cp "$w/order.0.codes" "$w/codes.all"
-  else
+  compile_parallel() {  # list: its id|code lines appended to codes.all, in order
     j=0
     while [ "$j" -lt "$JOBS" ]; do
-      awk -v j="$j" -v n="$JOBS" 'NR % n == j' "$w/order" >"$w/order.$j"
-      : >"$w/order.$j.found"
-      compile_list "$w/order.$j" "$w/tce/m$j" &
+      awk -v j="$j" -v n="$JOBS" 'NR % n == j' "$1" >"$1.$j"
+      compile_list "$1.$j" "$w/tce/m$j" &
       j=$((j + 1))
     done
     wait
-    cat "$w"/order.*.codes | sort -t'|' -k1,1n >"$w/codes.all"
+    cat "$1".*.codes | sort -t'|' -k1,1n >>"$w/codes.all"
+    rm -f "$1".*
+  }
+  # A sample's mutants, in order, up to the one that makes SAMPLE distinct
+  # programs (not the reference's, not listed), as one compile at a time
+  # would stop; and how many distinct programs that is (on stderr).
+  sample_cut() {
+    awk -F'|' -v n="$SAMPLE" 'FILENAME == ARGV[1] { ref[$1] = $2; next }
+      FILENAME == ARGV[2] { file[$1] = $2; next }
+      found >= n { exit }
+      { print; if ($2 != "" && $2 != "listed" && $2 != ref[file[$1]] && !seen[$2]++) found++ }
+      END { print found + 0 >"/dev/stderr" }' "$w/refcode" "$w/order" "$w/codes.all"
+  }
+  : >"$w/codes.all"
+  if [ "$SAMPLE" -gt 0 ]; then
+    # Rounds of 2 x JOBS mutants until SAMPLE distinct programs are found: a
+    # round's compiles past that one are dropped, so the sample is the same.
+    from=1
+    while [ "$from" -le "$total" ] && [ "$(sample_cut 2>&1 >/dev/null)" -lt "$SAMPLE" ]; do
+      sed -n "${from},$((from + 2 * JOBS - 1))p" "$w/order" >"$w/round"
+      compile_parallel "$w/round"
+      from=$((from + 2 * JOBS))
+    done
+    sample_cut >"$w/round" 2>/dev/null
+    mv "$w/round" "$w/codes.all"
+  else
+    compile_parallel "$w/order"
   fi
-  rm -f "$w"/order.*
   # Each mutant's class, in order: the first of a program is graded, the others share its verdict.
   : >"$w/codes"
   while IFS='|' read -r id code; do
@@ -271,13 +288,16 @@ for k in $lectures; do
   #    every check at every N that killed a mutant, or nothing here counts. (A
   #    kill is the first check that failed; those before it passed, which needs
   #    no confirming, and neither does a survivor.)
-  awk -F'|' '$2 == "killed" { print $3, $4 }' "$w/tograde.out" | sort -u | while read -r check n; do
-    reference_passes "$k" "$check" "$n" && continue
-    echo "grade-mutants: the reference of lecture $k fails $check at N=$n through this path, where mutants were" \
-         "killed: nothing here counts" >&2
-    cat "$work/slot0/out" >&2
-    exit 1
-  done || exit 1
+  #    One grade per check, at each of its N.
+  awk -F'|' '$2 == "killed" { print $3, $4 }' "$w/tograde.out" | sort -u -k1,1 -k2,2n |
+    awk '{ if ($1 == c) ns = ns " " $2; else { if (c != "") print c, ns; c = $1; ns = $2 } } END { if (c != "") print c, ns }' |
+    while read -r check ns; do
+      reference_passes "$k" "$check" "$ns" && continue
+      echo "grade-mutants: the reference of lecture $k fails $check at N=$ns through this path, where mutants were" \
+           "killed: nothing here counts" >&2
+      cat "$work/ref/out" >&2
+      exit 1
+    done || exit 1
 
   # 6. Every mutant's class: a duplicate takes its program's verdict; a survivor
   #    listed in tests/grader/equivalent_mutants is equivalent, and so is a
