@@ -59,7 +59,7 @@ static void nodes_by_host(void) {
     if (!all) fatal("comm p2p: out of memory for the names of %d ranks' hosts", rt.world);
     CHECK_MPI(MPI_Get_processor_name(mine, &len));
     char cut[NODE_NAME];
-    snprintf(cut, sizeof cut, "%s", mine);
+    snprintf(cut, sizeof cut, "%.*s", (int)sizeof cut - 1, mine);  // a longer name is cut, on purpose
     CHECK_MPI(MPI_Allgather(cut, NODE_NAME, MPI_CHAR, all, NODE_NAME, MPI_CHAR, MPI_COMM_WORLD));
     for (int r = 0, k = 0; r < rt.world; r++)
         if (leads[r] == r) memmove(all[k++], all[r], NODE_NAME);  // in rank order, so k <= r

@@ -274,7 +274,7 @@ const char *manifest_read(Manifest *m, const char *path) {
         if (!bad) line[n - 1] = '\0';
         if (bad || (lines > 1 && line[0] == '#')) continue;
         if (lines == 1 && strncmp(line, MAGIC, strlen(MAGIC) - 1) == 0 && strcmp(line, MAGIC) != 0)
-            snprintf(older, sizeof older, "%s", line);
+            snprintf(older, sizeof older, "%.*s", (int)sizeof older - 1, line);
         bad = lines == 1 ? strcmp(line, MAGIC) != 0 : !manifest_line(m, line, &seen);
     }
     fclose(f);

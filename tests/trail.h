@@ -62,7 +62,7 @@ typedef struct {
     double tol;                       // the bound for this run (its params' type)
     double worst;                     // the largest relative distance of a layer seen here (ZC_VERBOSE prints it)
     long first;                       // the first step (0-based) where this rank left the reference, or -1
-    char why[400];                    // what differed there
+    char why[512];                    // what differed there (as long as a verdict's message)
 } Trail;
 
 // "off" (no trail), "record" or "compare", from ZC_TRAIL.
@@ -294,7 +294,7 @@ static inline void trail_step(Trail *tr, void *trainer, long step) {
     }
     if (!what[0]) return;
     tr->first = step;
-    snprintf(tr->why, sizeof tr->why, "the state leaves the reference's at step %ld%s: %s", step + 1, did, what);
+    snprintf(tr->why, sizeof tr->why, "the state leaves the reference's at step %ld%.140s: %s", step + 1, did, what);
 }
 
 // Collective: the first step (0-based) at which any rank left the reference,
