@@ -68,10 +68,10 @@ check "ranks held back still say where they are when another times out" \
   sh -c '[ "$(grep -c "^watchdog: rank [012]: h.spins: " "$1")" = 3 ]' sh "$tmp/err"
 check "  the held ranks saying they stopped with it" grep -q "watchdog: rank [12]: h.spins: stopped with another rank" "$tmp/err"
 
-# The mutation run's draw (tests/grader/draw.awk): a seed repeats its sample,
+# The mutation run's draw (tests/grader/draw.sh): a seed repeats its sample,
 # and another seed, or another lecture, draws another, seeds from the clock
 # included (mawk took every seed past 2^31 - 2 as one).
-draw() { seq 1 200 | awk -v s="$1" -v k="$2" -f tests/grader/draw.awk | sort -t'|' -k1,1 | cut -d'|' -f2 | tr '\n' ' '; }
+draw() { seq 1 200 | tests/grader/draw.sh "$1" "$2" | tr '\n' ' '; }
 check "a mutant sample's seed repeats its draw" [ "$(draw 1795854996 3)" = "$(draw 1795854996 3)" ]
 check "  two seeds from the clock draw two samples" [ "$(draw 1795854996 3)" != "$(draw 1795854178 3)" ]
 check "  two lectures of one seed two samples" [ "$(draw 1795854996 3)" != "$(draw 1795854996 4)" ]

@@ -124,16 +124,23 @@ expect 1 2 "rank 1 runs another build of lc2_zero1" "$lc2" $S : -n 1 "$tmp/lc2_z
 # ------------------------------------------------------------------------------
 # Stopped from outside, and limits.
 
-# The signal goes once the run has printed its first line (its set-up done, the
-# handlers in place), however long a loaded machine takes to get there.
-for sig in TERM INT; do
+# stop_mpirun SIG READY COUNT PROGRAM...: PROGRAM on 2 ranks, and SIG to this
+# run's mpirun (other suites run beside it) once COUNT lines of its output match
+# READY (its set-up done, the handlers in place), however long a loaded
+# machine takes to get there; rc is launch's status, $tmp/err its stderr.
+stop_mpirun() {
+  sig=$1 ready=$2 count=$3
+  shift 3
   rm -f "$tmp/started"
-  timeout 60 tools/launch 2 "$lc2" --steps 100000 --sample 0 --log-every 0 >"$tmp/started" 2>"$tmp/err" &
+  timeout 60 tools/launch 2 "$@" >"$tmp/started" 2>"$tmp/err" &
   job=$!
-  while kill -0 $job 2>/dev/null && ! grep -q '^lc2_zero1: 2 ranks' "$tmp/started"; do sleep 0.1; done
-  kill -"$sig" $(descendants $job mpirun)  # this run's mpirun: other suites' run beside it
+  while kill -0 $job 2>/dev/null && [ "$(grep -c "$ready" "$tmp/started" 2>/dev/null)" -lt "$count" ]; do sleep 0.1; done
+  kill -"$sig" $(descendants $job mpirun)
   wait $job
   rc=$?
+}
+for sig in TERM INT; do
+  stop_mpirun "$sig" '^lc2_zero1: 2 ranks' 1 "$lc2" --steps 100000 --sample 0 --log-every 0
   # Rank 0's line, or launch's where a loaded machine gave rank 0 no processor
   # time in mpirun's second between its SIGTERM and its SIGKILL.
   check "SIG$sig to mpirun: exit 1 and one line (got $rc, $(cat "$tmp/err"))" \
@@ -142,13 +149,7 @@ for sig in TERM INT; do
 done
 # That second, spent: ranks that ignore SIGTERM die of mpirun's SIGKILL without
 # a word, and launch says why the run ended.
-rm -f "$tmp/started"
-timeout 60 tools/launch 2 sh -c 'trap "" TERM; echo up; exec sleep 100' >"$tmp/started" 2>"$tmp/err" &
-job=$!
-while kill -0 $job 2>/dev/null && [ "$(grep -c '^up$' "$tmp/started")" -lt 2 ]; do sleep 0.1; done
-kill -TERM $(descendants $job mpirun)
-wait $job
-rc=$?
+stop_mpirun TERM '^up$' 2 sh -c 'trap "" TERM; echo up; exec sleep 100'
 check "SIGTERM to mpirun, ranks killed before a word: exit 1 and launch's line (got $rc, $(cat "$tmp/err"))" \
   sh -c "[ $rc = 1 ] && [ \$(grep -c . '$tmp/err') = 1 ] &&
          grep -qx 'launch: mpirun was stopped by a signal before the run finished, and no rank could say so in its last second' '$tmp/err'"

@@ -189,7 +189,7 @@ for k in $lectures; do
   done
   # Each mutant: id|file|line|path. In a sample, in the seed's order.
   if [ "$SAMPLE" -gt 0 ]; then
-    awk -v s="$SEED" -v k="$k" -f "$top/tests/grader/draw.awk" "$w/all" | sort -t'|' -k1,1 | cut -d'|' -f2-
+    "$top/tests/grader/draw.sh" "$SEED" "$k" "$w/all"
   else cat "$w/all"; fi | awk '{ printf "%d|%s\n", NR, $0 }' >"$w/order"
   total=$(wc -l <"$w/order")
 
