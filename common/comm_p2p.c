@@ -273,7 +273,13 @@ static void expect_length(int f, size_t bytes) {
     }
 }
 
+// Messages completed, sent or received: a watchdog reads it, unlocked, to tell
+// a collective that is slow from one that stands still.
+static _Atomic unsigned long messages;
+unsigned long p2p_messages(void) { return messages; }
+
 static void counted(int to, size_t bytes) {
+    messages++;
     p.count.sent += bytes;
     if (p2p_node_of(to) != p2p_node_of(rt.rank)) p.count.inter += bytes;
 }
@@ -310,4 +316,5 @@ void recv_from(const Group *g, void *buf, size_t bytes, int from) {
     if (run.strict) expect_length(f, bytes);
     CHECK_MPI(MPI_Recv(buf, bytes_int(bytes), MPI_BYTE, f, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     in_msg.kind = IN_NONE;
+    messages++;
 }

@@ -50,6 +50,9 @@ int p2p_mod(const Group *g, int k);
 
 void p2p_reset(void);
 P2PCount p2p_count(void);
+// Messages this rank has completed, sent or received, since it started (never
+// reset; safe to read from any thread).
+unsigned long p2p_messages(void);
 
 // Scratch for the hand-written collectives, kept from one call to the next
 // (grow-only, host memory of the comm_buffers category), so that a large

@@ -22,6 +22,7 @@
 
 #include "../common/clock.h"
 #include "../common/comm.h"
+#include "../common/comm_p2p.h"
 #include "../common/rt.h"
 
 // Fails the test on every rank if cond is false on any rank.
@@ -79,8 +80,13 @@ typedef struct {
 // in MPI, so it uses about the processor time its partner's work takes,
 // however slowly the machine runs both):
 //   GRADED_STALL processor seconds in which the rank neither completes a
-//     collective nor launches compute: a deadlock (its ranks spin), or a loop
-//     that never ends; a check here stands still for a fraction of a second;
+//     collective or a message nor launches compute: a deadlock (its ranks
+//     spin), or a loop that never ends; a check here stands still for a
+//     fraction of a second (at most 0.3 s, measured in every suite and
+//     grade, loaded);
+//   GRADED_LOOP processor seconds in which messages pass but no collective
+//     completes and no compute starts: a hand-written collective that never
+//     ends (a loop that exchanges forever);
 //   GRADED_CPU processor seconds in all: a loop that goes on communicating
 //     (forty times the slowest check).
 // Two limits in wall-clock time end what uses no processor time at all:
@@ -90,8 +96,9 @@ typedef struct {
 //     for what never comes;
 //   GRADED_WALL seconds in all: a backstop that a check reaches only on a
 //     machine loaded hundreds of times over (its message gives the load).
-// ZC_TIME_SCALE multiplies all four (sanitizers, a slow machine).
-#define GRADED_STALL 15.0
+// ZC_TIME_SCALE multiplies all five (sanitizers, a slow machine).
+#define GRADED_STALL 3.0
+#define GRADED_LOOP 15.0
 #define GRADED_CPU 120.0
 #define GRADED_ASLEEP 30.0
 #define GRADED_WALL 600.0
@@ -252,23 +259,27 @@ static int another_reported(void) {
 
 static void *watchdog_thread(void *arg) {
     (void)arg;
-    double k = graded_scale(), moved_cpu = 0, awake = 0;
-    unsigned long seen = 0;
+    double k = graded_scale(), moved_cpu = 0, talked_cpu = 0, awake = 0;
+    unsigned long seen = 0, heard = 0;
     const char *id = NULL;
     pthread_mutex_lock(&watchdog.lock);
     for (;;) {
         while (!watchdog.id) pthread_cond_wait(&watchdog.cv, &watchdog.lock);
         double now = now_s(), cpu = cpu_s();
-        unsigned long progress = comm_progress();
+        unsigned long progress = comm_progress(), messages = p2p_messages();
         if (watchdog.id != id || progress != seen)
-            id = watchdog.id, seen = progress, moved_cpu = cpu, awake = now;
+            id = watchdog.id, seen = progress, heard = messages, moved_cpu = talked_cpu = cpu, awake = now;
+        if (messages != heard) heard = messages, talked_cpu = cpu, awake = now;
         if (!others_asleep()) awake = now;
-        double still_cpu = cpu - moved_cpu, used = cpu - watchdog.start_cpu;
+        double still_cpu = cpu - talked_cpu, looped_cpu = cpu - moved_cpu, used = cpu - watchdog.start_cpu;
         char why[200] = "", load[64];
         if (another_reported())
             snprintf(why, sizeof why, "stopped with another rank, which timed out");
         else if (still_cpu >= GRADED_STALL * k)
             snprintf(why, sizeof why, "no progress in %.0f s of processor time", still_cpu);
+        else if (looped_cpu >= GRADED_LOOP * k)
+            snprintf(why, sizeof why, "messages pass, but no collective completes and no compute starts, in %.0f s "
+                     "of processor time: a loop that never ends", looped_cpu);
         else if (used >= GRADED_CPU * k)
             snprintf(why, sizeof why, "past its %.0f s of processor time, still going", GRADED_CPU * k);
         else if (now - awake >= GRADED_ASLEEP * k)

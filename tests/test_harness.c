@@ -3,8 +3,9 @@
 // them and reads the verdicts: a check that fails on one rank only fails on
 // every rank, with that rank's message; the checks after a failing one still
 // run and are recorded; a check that spins without progress is stopped for
-// that, not at its whole budget; one whose threads all sleep is stopped as
-// asleep.
+// that, not at its whole budget; one whose messages pass while no collective
+// ever completes is stopped as a loop; one whose messages pass slowly is not
+// stopped; one whose threads all sleep is stopped as asleep.
 #include "check_mpi.h"
 
 // ----------------------------------------------------------------------------
@@ -27,6 +28,32 @@ START_TEST(spins) {
 }
 END_TEST
 
+// One message each way with the ring's neighbours.
+static void exchange(void) {
+    Group g = p2p_world();
+    int out = g.me, in = -1;
+    send_recv(&g, &out, sizeof out, p2p_mod(&g, g.me + 1), &in, sizeof in, p2p_mod(&g, g.me - 1));
+    ck_assert_int_eq(in, p2p_mod(&g, g.me - 1));
+}
+
+START_TEST(exchanges) {
+    for (;;) exchange();  // messages, and never a collective
+}
+END_TEST
+
+// A seventh of the stall's processor time between messages, sixteen times:
+// more than twice the stall in all, and no verdict, for messages are progress.
+// (A rank waiting for a slower one spins meanwhile: a seventh leaves room for
+// a partner that gets a third of a core.)
+START_TEST(exchanges_slowly) {
+    for (int round = 0; round < 16; round++) {
+        double t0 = cpu_s();
+        while (cpu_s() - t0 < GRADED_STALL * graded_scale() / 7) {}
+        exchange();
+    }
+}
+END_TEST
+
 START_TEST(sleeps) {
     for (;;) pause();  // no processor time, no progress
 }
@@ -40,6 +67,8 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "h.last_rank_fails", 0, "2 3", "a check that fails on the last rank only", last_rank_fails };
     g[n++] = (Graded){ "h.passes", 0, "2 3", "a check after it, which passes", passes };
     g[n++] = (Graded){ "h.spins", 0, "0", "a loop with no progress", spins };
+    g[n++] = (Graded){ "h.exchanges", 0, "0", "messages forever, no collective", exchanges };
+    g[n++] = (Graded){ "h.exchanges_slowly", 0, "0", "messages, far apart", exchanges_slowly };
     g[n++] = (Graded){ "h.sleeps", 0, "0", "every thread asleep", sleeps };
     return n;
 }

@@ -32,16 +32,31 @@ graded "h.passes" 2 1
 check "a named check runs alone and is recorded" grep -q "^ok h.passes" "$tmp/res"
 check "  and the program exits 0" test "$status" = 0
 
-# The watchdog: 15 s of processor time with no progress ends a spinning check
-# (3 s at this scale), long before its whole budget of 120 (24); one whose
-# threads all sleep ends as asleep after 30 s (3).
-graded "h.spins" 2 0.2
+# seconds WORDS: the seconds of processor time the watchdog's lines give
+# before WORDS, each (one per rank).
+seconds() { sed -n "s/.*$1 in \([0-9]*\) s of processor time.*/\1/p" "$tmp/err"; }
+# The watchdog: 3 s of processor time with no progress ends a spinning check,
+# long before its whole budget of 120; one whose threads all sleep ends as
+# asleep after 30 s (3 at the scale below).
+graded "h.spins" 2 1
 check "a spinning check is stopped for no progress, not at its budget" \
   grep -q "watchdog: rank [01]: h.spins: no progress in [0-9]* s of processor time" "$tmp/err"
 # The processor time it says, not the wall time: at most a second or two past 3.
-check "  after 3 s of processor time, not 24" awk '/h.spins: no progress in/ {
-  s = -1; for (i = 1; i <= NF && s < 0; i++) if ($i == "in") s = $(i + 1) + 0; if (s < 3 || s >= 12) bad = 1; n++ }
-  END { exit bad || !n }' "$tmp/err"
+check "  after 3 s of processor time, not 120" sh -c '[ -n "$1" ] && for s in $1; do [ "$s" -ge 3 ] && [ "$s" -lt 12 ] || exit 1; done' \
+  sh "$(seconds "no progress")"
+# Messages are progress, collectives more: ranks that exchange messages forever
+# are stopped for that, after 15 s of processor time (3 at this scale), not
+# for standing still; ranks whose messages pass slowly (a seventh of the stall
+# apart, 16 times: 3.4 s of processor time at the second scale, whose stall
+# is 1.5) are not stopped.
+graded "h.exchanges" 2 0.2
+check "ranks that exchange messages forever are stopped as a loop" \
+  grep -q "watchdog: rank [01]: h.exchanges: messages pass, but no collective completes" "$tmp/err"
+check "  after 3 s of processor time at this scale" sh -c '[ -n "$1" ] && for s in $1; do [ "$s" -ge 3 ] && [ "$s" -lt 12 ] || exit 1; done' \
+  sh "$(seconds "no compute starts,")"
+check "  and never for standing still" sh -c '! grep -q "h.exchanges: no progress" "$1"' sh "$tmp/err"
+graded "h.exchanges_slowly" 2 0.5
+check "messages far apart are progress: the check passes" grep -q "^ok h.exchanges_slowly" "$tmp/res"
 graded "h.sleeps" 2 0.1
 check "a check whose threads all sleep is stopped as asleep" \
   grep -q "watchdog: rank [01]: h.sleeps: asleep [0-9]* s with no progress" "$tmp/err"

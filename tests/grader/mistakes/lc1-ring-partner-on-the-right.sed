@@ -6,5 +6,4 @@
 # file: common/comm_ring.c
 # check: lc1.2a
 # says: the two disagree on who is whose neighbour
-# time-scale: 0.2
 /^void ring_reduce_scatter_inplace/,/^}/ s/^\(                  chunk_len(g, n, in) \* esz, \)p2p_mod(g, r - 1));$/\1p2p_mod(g, r + 1));/

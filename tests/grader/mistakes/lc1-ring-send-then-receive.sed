@@ -5,7 +5,6 @@
 # file: common/comm_ring.c
 # check: lc1.2a
 # says: Every rank is sending and none receiving
-# time-scale: 0.2
 /^void ring_reduce_scatter_inplace/,/^}/{
 s/^        send_recv(g, buf + chunk_first(g, n, out) \* esz, chunk_len(g, n, out) \* esz, p2p_mod(g, r + 1), tmp,$/        send_to(g, buf + chunk_first(g, n, out) * esz, chunk_len(g, n, out) * esz, p2p_mod(g, r + 1));\n        recv_from(g, tmp, chunk_len(g, n, in) * esz, p2p_mod(g, r - 1));/
 /^                  chunk_len(g, n, in) \* esz, p2p_mod(g, r - 1));$/d

@@ -5,7 +5,6 @@
 # file: lc2_zero1/zero1.c
 # check: lc2.1a
 # says: rank 0 is not in a collective
-# time-scale: 0.2
 /^size_t own_numel/,/^}/{
 s/^    return first >= L->numel ? 0 : (L->numel - first < L->shard ? L->numel - first : L->shard);$/    size_t count = 0;\n    for (size_t i = first + L->shard - 1; i >= first; i--) count += i < L->numel;\n    return count;/
 }
