@@ -105,6 +105,9 @@ settle() {
 run 120 "layers of common/" tests/test_layers.sh "$BUILD"
 run 60 "every file cited exists" tests/test_references.sh
 run 60 "finding CUDA and NCCL" tests/test_find_cuda.sh "$BUILD"
+# The stages' functions compile the same in their test programs (which the
+# grader builds) as in their own; the sanitizers' build is never graded.
+[ "${SANITIZE:-0}" = 1 ] || run 60 "the code graded is the code that runs" tests/test_same_code.sh "$BUILD"
 for t in test_kernels test_dtype test_mem test_args test_data test_safetensors test_manifest test_theory test_comm_model test_compare; do
   run 120 "$t" "$BUILD/test/$t"
 done
