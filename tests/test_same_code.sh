@@ -1,10 +1,10 @@
 #!/bin/sh
 # The code graded is the code that runs: every function of a stage's file
-# compiles to the same instructions in its test program (tests/test_lcK.c,
-# which includes the file, then the checks at -O0: tests/grading.h) as in the
-# stage's own program. A learner's bug that only undefined behaviour shows
-# (a write one double past a local) then does in the grade what it does in
-# `make run`. GCC's optimize pragma can reach back: a plain "O0" turned the
+# compiles to the same instructions in its test program (its lecture's suite
+# in tests/, which includes the file, then the checks at -O0: tests/grading.h)
+# as in the stage's own program. A learner's bug that only undefined
+# behaviour shows (a write one double past a local) then does in the grade
+# what it does in `make run`. GCC's optimize pragma can reach back: a plain "O0" turned the
 # frame pointer back on for the functions above it too (17 to 28 of each
 # stage's 24 to 38 functions compiled otherwise, and a known mistake that the
 # stage's program survives crashed its grade).
@@ -14,10 +14,11 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 . tests/expect.sh
 
-# code BINARY FUNCTION: FUNCTION's instructions, without what the link decides
-# (addresses, the numbers GCC gives static locals) or the padding after it.
+# code DISASSEMBLY FUNCTION: FUNCTION's instructions, without what the link
+# decides (addresses, the numbers GCC gives static locals) or the padding
+# after it.
 code() {
-  objdump -d --no-show-raw-insn "$1" | awk -v f="<$2>:" '$2 == f { p = 1; next } p && /^$/ { exit } p' | cut -f2- |
+  awk -v f="<$2>:" '$2 == f { p = 1; next } p && /^$/ { exit } p' "$1" | cut -f2- |
     sed 's/ *#.*//; s/[0-9a-f]* <\([^>+]*\)[^>]*>/<\1>/; s/0x[0-9a-f]*(%rip)/X(%rip)/; s/<\([A-Za-z_0-9]*\)\.[0-9]*>/<\1>/' |
     grep -v -e '^nop' -e '^data16' -e '^xchg   %ax,%ax' -e '^\.\.\.$' -e '^add    %al,(%rax)$'
 }
@@ -29,11 +30,13 @@ for k in $(tools/lectures.sh); do
   # The functions the stage's file defines, by the stage program's symbols
   # (its main is not in the test program, which has its own).
   fns=$(nm -l --defined-only "$bin" | awk -v f="/$file:" '($2 == "T" || $2 == "t") && index($4, f) && $3 != "main" { print $3 }' | sort -u)
+  objdump -d --no-show-raw-insn "$bin" >"$tmp/bin.s"
+  objdump -d --no-show-raw-insn "$test" >"$tmp/test.s"
   n=0 same=0 differ=""
   for fn in $fns; do
     n=$((n + 1))
-    code "$bin" "$fn" >"$tmp/a"
-    code "$test" "$fn" >"$tmp/b"
+    code "$tmp/bin.s" "$fn" >"$tmp/a"
+    code "$tmp/test.s" "$fn" >"$tmp/b"
     if [ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b"; then same=$((same + 1)); else differ="$differ $fn"; fi
   done
   check "lc$k: $file defines functions ($n found in $bin)" [ "$n" -gt 5 ]
