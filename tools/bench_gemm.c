@@ -17,10 +17,16 @@
 //   --floor CONTEXT HIDDEN LAYERS ROWS LIB[/LARGE]: the time one rank's
 //   products of one training step take with LIB alone (with LARGE for the
 //   large products, where given: the build's choice; tools/bench_step.sh).
-// usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS LIB[/LIB]]  (LIB: openblas, onednn)
+//   --bf16: lc5's 16-bit products timed two ways on the same shapes: oneDNN's
+//   bf16 matmul (bf16 operands as stored, an fp32 result: AVX512_BF16's dot
+//   products where the processor has them), and what common/kernels_cpu.c
+//   does, both operands widened to fp32 and multiplied by the faster fp32
+//   library, the widening timed too.
+// usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS LIB[/LIB] | --bf16]  (LIB: openblas, onednn)
 #include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,13 +122,120 @@ static int floor_of(int context, int hidden, int layers, int rows, const int lib
     return 0;
 }
 
+// ----------------------------------------------------------------------------
+// --bf16: oneDNN's 16-bit matmul against the widened fp32 product
+
+static uint16_t H[2][MOST];  // the 16-bit operands
+
+static void dnnl_ok(dnnl_status_t st, const char *what) {
+    if (st == dnnl_success) return;
+    fprintf(stderr, "bench_gemm: %s failed (oneDNN status %d)\n", what, (int)st);
+    exit(1);
+}
+
+// One shape's bf16 matmul primitive and its three memories, made once (as a
+// program would cache it): the operands row-major as the course stores them,
+// op() by strides.
+typedef struct { dnnl_primitive_t prim; dnnl_memory_t mem[3]; const char *impl; } Bf16Matmul;
+
+static Bf16Matmul bf16_matmul(dnnl_engine_t eng, const Shape *s) {
+    dnnl_dims_t da = { s->M, s->K }, db = { s->K, s->N }, dc = { s->M, s->N };
+    dnnl_dims_t sa = { s->ta ? 1 : s->K, s->ta ? s->M : 1 }, sb = { s->tb ? 1 : s->N, s->tb ? s->K : 1 };
+    dnnl_dims_t sc = { s->N, 1 };
+    dnnl_memory_desc_t md[3];
+    dnnl_ok(dnnl_memory_desc_init_by_strides(&md[0], 2, da, dnnl_bf16, sa), "a bf16 memory descriptor");
+    dnnl_ok(dnnl_memory_desc_init_by_strides(&md[1], 2, db, dnnl_bf16, sb), "a bf16 memory descriptor");
+    dnnl_ok(dnnl_memory_desc_init_by_strides(&md[2], 2, dc, dnnl_f32, sc), "an fp32 memory descriptor");
+    dnnl_matmul_desc_t desc;
+    dnnl_ok(dnnl_matmul_desc_init(&desc, &md[0], &md[1], NULL, &md[2]), "dnnl_matmul_desc_init");
+    dnnl_primitive_desc_t pd;
+    dnnl_ok(dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL), "the bf16 matmul's primitive descriptor");
+    Bf16Matmul m;
+    dnnl_ok(dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &m.impl), "its implementation's name");
+    dnnl_ok(dnnl_primitive_create(&m.prim, pd), "the bf16 matmul primitive");
+    void *data[3] = { H[0], H[1], C };
+    for (int k = 0; k < 3; k++) dnnl_ok(dnnl_memory_create(&m.mem[k], &md[k], eng, data[k]), "dnnl_memory_create");
+    dnnl_ok(dnnl_primitive_desc_destroy(pd), "dnnl_primitive_desc_destroy");
+    return m;
+}
+
+static dnnl_stream_t stream;
+static Bf16Matmul *timed;  // what gemm_bf16 runs
+
+// lib 0: oneDNN's bf16 matmul; 1, 2: both operands widened (exactly: a bf16 is
+// the top half of an fp32), then OpenBLAS's or oneDNN's fp32 product.
+static void gemm_bf16(int lib, const Shape *s) {
+    if (lib == 0) {
+        dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, timed->mem[0] }, { DNNL_ARG_WEIGHTS, timed->mem[1] },
+                                    { DNNL_ARG_DST, timed->mem[2] } };
+        dnnl_ok(dnnl_primitive_execute(timed->prim, stream, 3, args), "the bf16 matmul");
+        dnnl_ok(dnnl_stream_wait(stream), "dnnl_stream_wait");
+        return;
+    }
+    size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N;
+    for (size_t i = 0; i < na; i++) { uint32_t u = (uint32_t)H[0][i] << 16; memcpy(&A[i], &u, 4); }
+    for (size_t i = 0; i < nb; i++) { uint32_t u = (uint32_t)H[1][i] << 16; memcpy(&B[i], &u, 4); }
+    gemm(lib - 1, s);
+}
+
+// Seconds one product takes, the median of rounds of about `each` seconds.
+static double time_bf16(int lib, const Shape *s, double each) {
+    gemm_bf16(lib, s);
+    double t[7];
+    for (int r = 0; r < 7; r++) {
+        int n = 0;
+        double t0 = now();
+        do { gemm_bf16(lib, s); n++; } while (now() - t0 < each);
+        t[r] = (now() - t0) / n;
+    }
+    qsort(t, 7, sizeof t[0], cmp);
+    return t[3];
+}
+
+static int bench_bf16(double each) {
+    dnnl_engine_t eng;
+    dnnl_ok(dnnl_engine_create(&eng, dnnl_cpu, 0), "dnnl_engine_create");
+    dnnl_ok(dnnl_stream_create(&stream, eng, dnnl_stream_default_flags), "dnnl_stream_create");
+    for (size_t i = 0; i < MOST; i++) {  // bf16 of the fp32 operands: their top halves
+        uint32_t a, b;
+        memcpy(&a, &A[i], 4), memcpy(&b, &B[i], 4);
+        H[0][i] = (uint16_t)(a >> 16), H[1][i] = (uint16_t)(b >> 16);
+    }
+    printf("%8s %6s %6s %3s %3s %12s %12s %8s  %s\n", "M", "N", "K", "ta", "tb", "bf16", "widened", "ratio",
+           "oneDNN's bf16 implementation");
+    double total[2][2] = { { 0, 0 }, { 0, 0 } };  // [large][bf16, widened]
+    for (size_t i = 0; i < NSHAPES; i++) {
+        const Shape *s = &shapes[i];
+        Bf16Matmul m = bf16_matmul(eng, s);
+        timed = &m;
+        double flop = 2.0 * s->M * s->N * s->K, t16 = time_bf16(0, s, each);
+        double t32 = time_bf16(1, s, each), t32b = time_bf16(2, s, each);
+        if (t32b < t32) t32 = t32b;
+        total[!is_small(s)][0] += t16, total[!is_small(s)][1] += t32;
+        printf("%8d %6d %6d %3d %3d %9.1f GF %9.1f GF %7.2fx  %s\n", s->M, s->N, s->K, s->ta, s->tb, flop / t16 / 1e9,
+               flop / t32 / 1e9, t32 / t16, m.impl);
+        for (int k = 0; k < 3; k++) dnnl_ok(dnnl_memory_destroy(m.mem[k]), "dnnl_memory_destroy");
+        dnnl_ok(dnnl_primitive_destroy(m.prim), "dnnl_primitive_destroy");
+    }
+    for (int c = 0; c < 2; c++)
+        printf("%s products, in total: oneDNN's bf16 matmul at %.2fx the speed of the widened fp32 product\n",
+               c ? "large" : "small", total[c][1] / total[c][0]);
+    dnnl_ok(dnnl_stream_destroy(stream), "dnnl_stream_destroy");
+    dnnl_ok(dnnl_engine_destroy(eng), "dnnl_engine_destroy");
+    return 0;
+}
+
+// ----------------------------------------------------------------------------
+
 int main(int argc, char **argv) {
     const char *header = NULL;
     int model[4] = { 0, 0, 0, 0 }, use[2] = { 0, 0 };
     double each = 0.02;
+    int bf16 = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--header") == 0 && i + 1 < argc) header = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0) each = 0.005;
+        else if (strcmp(argv[i], "--bf16") == 0) bf16 = 1;
         else if (strcmp(argv[i], "--floor") == 0 && i + 5 < argc) {
             for (int k = 0; k < 4; k++) {
                 char *end;
@@ -136,8 +249,8 @@ int main(int argc, char **argv) {
             if (use[0] < 0 || use[1] < 0 || model[0] < 0 || model[1] < 0 || model[2] < 0 || model[3] < 0) model[0] = -1;
         } else model[0] = -1;
         if (model[0] < 0) {
-            fprintf(stderr, "usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS LIB[/LIB]]"
-                            " (LIB: openblas or onednn)\n");
+            fprintf(stderr, "usage: bench_gemm [--quick] [--header FILE | --floor CONTEXT HIDDEN LAYERS ROWS LIB[/LIB]"
+                            " | --bf16] (LIB: openblas or onednn)\n");
             return 2;
         }
     }
@@ -147,6 +260,7 @@ int main(int argc, char **argv) {
         if (!fits(&shapes[i])) { fprintf(stderr, "bench_gemm: shape %zu > MOST\n", i); return 1; }
     for (size_t i = 0; i < MOST; i++) A[i] = (float)(i % 17) / 17 - 0.5f, B[i] = (float)(i % 13) / 13 - 0.5f;
     if (model[0]) return floor_of(model[0], model[1], model[2], model[3], use, each);
+    if (bf16) return bench_bf16(each);
     const dnnl_version_t *v = dnnl_version();
     if (!header) printf("%8s %6s %6s %3s %3s %12s %12s %8s\n", "M", "N", "K", "ta", "tb", "OpenBLAS", "oneDNN", "ratio");
     double total[2][2] = { { 0, 0 }, { 0, 0 } };  // [large][library]
