@@ -77,19 +77,22 @@ static int cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// Seconds one product takes, the median of rounds of about `each` seconds.
-static double time_gemm(int lib, const Shape *s, double each) {
-    gemm(lib, s);  // warm-up: oneDNN compiles its kernel on first use
+// Seconds one product takes (run(lib, s) once), the median of rounds of about
+// `each` seconds.
+static double time_of(void (*run)(int, const Shape *), int lib, const Shape *s, double each) {
+    run(lib, s);  // warm-up: oneDNN compiles its kernel on first use
     double t[7];
     for (int r = 0; r < 7; r++) {
         int n = 0;
         double t0 = now();
-        do { gemm(lib, s); n++; } while (now() - t0 < each);
+        do { run(lib, s); n++; } while (now() - t0 < each);
         t[r] = (now() - t0) / n;
     }
     qsort(t, 7, sizeof t[0], cmp);
     return t[3];
 }
+
+static double time_gemm(int lib, const Shape *s, double each) { return time_of(gemm, lib, s, each); }
 
 static int fits(const Shape *s) {
     return (size_t)s->M * s->K <= MOST && (size_t)s->K * s->N <= MOST && (size_t)s->M * s->N <= MOST;
@@ -178,20 +181,6 @@ static void gemm_bf16(int lib, const Shape *s) {
     gemm(lib - 1, s);
 }
 
-// Seconds one product takes, the median of rounds of about `each` seconds.
-static double time_bf16(int lib, const Shape *s, double each) {
-    gemm_bf16(lib, s);
-    double t[7];
-    for (int r = 0; r < 7; r++) {
-        int n = 0;
-        double t0 = now();
-        do { gemm_bf16(lib, s); n++; } while (now() - t0 < each);
-        t[r] = (now() - t0) / n;
-    }
-    qsort(t, 7, sizeof t[0], cmp);
-    return t[3];
-}
-
 static int bench_bf16(double each) {
     dnnl_engine_t eng;
     dnnl_ok(dnnl_engine_create(&eng, dnnl_cpu, 0), "dnnl_engine_create");
@@ -208,8 +197,8 @@ static int bench_bf16(double each) {
         const Shape *s = &shapes[i];
         Bf16Matmul m = bf16_matmul(eng, s);
         timed = &m;
-        double flop = 2.0 * s->M * s->N * s->K, t16 = time_bf16(0, s, each);
-        double t32 = time_bf16(1, s, each), t32b = time_bf16(2, s, each);
+        double flop = 2.0 * s->M * s->N * s->K, t16 = time_of(gemm_bf16, 0, s, each);
+        double t32 = time_of(gemm_bf16, 1, s, each), t32b = time_of(gemm_bf16, 2, s, each);
         if (t32b < t32) t32 = t32b;
         total[!is_small(s)][0] += t16, total[!is_small(s)][1] += t32;
         printf("%8d %6d %6d %3d %3d %9.1f GF %9.1f GF %7.2fx  %s\n", s->M, s->N, s->K, s->ta, s->tb, flop / t16 / 1e9,
