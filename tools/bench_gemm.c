@@ -152,7 +152,12 @@ static Bf16Matmul bf16_matmul(dnnl_engine_t eng, const Shape *s) {
     dnnl_matmul_desc_t desc;
     dnnl_ok(dnnl_matmul_desc_init(&desc, &md[0], &md[1], NULL, &md[2]), "dnnl_matmul_desc_init");
     dnnl_primitive_desc_t pd;
-    dnnl_ok(dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL), "the bf16 matmul's primitive descriptor");
+    dnnl_status_t st = dnnl_primitive_desc_create(&pd, &desc, NULL, eng, NULL);
+    if (st == dnnl_unimplemented) {  // oneDNN 2.6 runs bf16 on AVX-512 processors only
+        fprintf(stderr, "bench_gemm: --bf16: oneDNN has no bf16 matmul for this processor\n");
+        exit(1);
+    }
+    dnnl_ok(st, "the bf16 matmul's primitive descriptor");
     Bf16Matmul m;
     dnnl_ok(dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &m.impl), "its implementation's name");
     dnnl_ok(dnnl_primitive_create(&m.prim, pd), "the bf16 matmul primitive");
