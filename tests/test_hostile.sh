@@ -131,10 +131,13 @@ expect 1 2 "rank 1 runs another build of lc2_zero1" "$lc2" $S : -n 1 "$tmp/lc2_z
 stop_mpirun() {
   sig=$1 ready=$2 count=$3
   shift 3
-  rm -f "$tmp/started"
+  # Emptied here, not by the job's redirection: a look before the job's shell
+  # had opened it once found no file, read its count as "", and sent SIG
+  # before mpirun had started (the run then went on to its 60 s).
+  : >"$tmp/started"
   timeout 60 tools/launch 2 "$@" >"$tmp/started" 2>"$tmp/err" &
   job=$!
-  while kill -0 $job 2>/dev/null && [ "$(grep -c "$ready" "$tmp/started" 2>/dev/null)" -lt "$count" ]; do sleep 0.1; done
+  while kill -0 $job 2>/dev/null && [ "$(grep -c "$ready" "$tmp/started")" -lt "$count" ]; do sleep 0.1; done
   kill -"$sig" $(descendants $job mpirun)
   wait $job
   rc=$?
