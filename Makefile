@@ -200,7 +200,7 @@ $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
 # OpenBLAS and oneDNN on the course's products and writes the faster one, for
 # small products and large ones apart, into gemm_choice.h, which only gemm.c
 # reads (make gemm-choice measures again).
-$(BUILD)/bin/bench_gemm: tools/bench_gemm.c $(BUILD)/config
+$(BUILD)/bin/bench_gemm: tools/bench_gemm.c common/dtype.h common/hd.h $(BUILD)/config
 	@mkdir -p $(dir $@)
 	$(call show,CC,$<)$(CC) $(CFLAGS) $< $(PKG_LIBS) -lm -o $@
 $(BUILD)/gemm_choice.h: | $(BUILD)/bin/bench_gemm

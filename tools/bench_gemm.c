@@ -26,11 +26,12 @@
 #include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "../common/dtype.h"  // the 16-bit conversions (inline: nothing of the course linked)
 
 static double now(void) {
     struct timespec t;
@@ -170,8 +171,8 @@ static Bf16Matmul bf16_matmul(dnnl_engine_t eng, const Shape *s) {
 static dnnl_stream_t stream;
 static Bf16Matmul *timed;  // what gemm_bf16 runs
 
-// lib 0: oneDNN's bf16 matmul; 1, 2: both operands widened (exactly: a bf16 is
-// the top half of an fp32), then OpenBLAS's or oneDNN's fp32 product.
+// lib 0: oneDNN's bf16 matmul; 1, 2: both operands widened as lc5 widens them,
+// then OpenBLAS's or oneDNN's fp32 product.
 static void gemm_bf16(int lib, const Shape *s) {
     if (lib == 0) {
         dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, timed->mem[0] }, { DNNL_ARG_WEIGHTS, timed->mem[1] },
@@ -181,8 +182,8 @@ static void gemm_bf16(int lib, const Shape *s) {
         return;
     }
     size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N;
-    for (size_t i = 0; i < na; i++) { uint32_t u = (uint32_t)H[0][i] << 16; memcpy(&A[i], &u, 4); }
-    for (size_t i = 0; i < nb; i++) { uint32_t u = (uint32_t)H[1][i] << 16; memcpy(&B[i], &u, 4); }
+    for (size_t i = 0; i < na; i++) A[i] = bf16_to_f32(H[0][i]);
+    for (size_t i = 0; i < nb; i++) B[i] = bf16_to_f32(H[1][i]);
     gemm(lib - 1, s);
 }
 
@@ -190,11 +191,7 @@ static int bench_bf16(double each) {
     dnnl_engine_t eng;
     dnnl_ok(dnnl_engine_create(&eng, dnnl_cpu, 0), "dnnl_engine_create");
     dnnl_ok(dnnl_stream_create(&stream, eng, dnnl_stream_default_flags), "dnnl_stream_create");
-    for (size_t i = 0; i < MOST; i++) {  // bf16 of the fp32 operands: their top halves
-        uint32_t a, b;
-        memcpy(&a, &A[i], 4), memcpy(&b, &B[i], 4);
-        H[0][i] = (uint16_t)(a >> 16), H[1][i] = (uint16_t)(b >> 16);
-    }
+    for (size_t i = 0; i < MOST; i++) H[0][i] = f32_to_bf16(A[i]), H[1][i] = f32_to_bf16(B[i]);
     printf("%8s %6s %6s %3s %3s %12s %12s %8s  %s\n", "M", "N", "K", "ta", "tb", "bf16", "widened", "ratio",
            "oneDNN's bf16 implementation");
     double total[2][2] = { { 0, 0 }, { 0, 0 } };  // [large][bf16, widened]

@@ -56,9 +56,10 @@ if [ -n "$torch" ]; then
   # OpenBLAS, whose kernels follow the processor it recognizes (on one it does
   # not, a generic one: OPENBLAS_CORETYPE picks another). Said, so that a
   # ratio is read against the library that ran.
-  core=$(OPENBLAS_VERBOSE=2 "$torch" -c 'import torch' 2>&1 | sed -n 's/^Core: //p' | head -n 1)
+  said=$(OPENBLAS_VERBOSE=2 "$torch" -c 'import torch; print("version", torch.__version__)' 2>&1)
+  core=$(echo "$said" | sed -n 's/^Core: //p' | head -n 1)
   blas="its BLAS"; [ -z "$core" ] || blas="OpenBLAS's $core kernels"
-  echo "# PyTorch $("$torch" -c 'import torch; print(torch.__version__)'), its products on $blas"
+  echo "# PyTorch $(echo "$said" | sed -n 's/^version //p'), its products on $blas"
 fi
 echo "# every rank's at once as in the stage (alone, one process: $(printf %.2f "$fa") ms a rank at N = $n, $(printf %.2f "$f1") ms at N = 1)"
 printf '# %-34s %4s %10s %10s %7s %12s %7s\n' stage N "step(ms)" "floor(ms)" "/floor" "PyTorch(ms)" "/torch"
