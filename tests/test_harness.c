@@ -5,7 +5,8 @@
 // run and are recorded; a check that spins without progress is stopped for
 // that, not at its whole budget; one whose messages pass while no collective
 // ever completes is stopped as a loop; one whose messages pass slowly is not
-// stopped; one whose threads all sleep is stopped as asleep.
+// stopped; one that waits yielding its core, beside busy processes, is stopped
+// for no progress; one whose threads all sleep is stopped as asleep.
 #include "check_mpi.h"
 
 // ----------------------------------------------------------------------------
@@ -54,6 +55,11 @@ START_TEST(exchanges_slowly) {
 }
 END_TEST
 
+START_TEST(yields) {
+    for (;;) sched_yield();  // a rank waiting as Open MPI waits, for what never comes
+}
+END_TEST
+
 START_TEST(sleeps) {
     for (;;) pause();  // no processor time, no progress
 }
@@ -69,6 +75,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "h.spins", 0, "0", "a loop with no progress", spins };
     g[n++] = (Graded){ "h.exchanges", 0, "0", "messages forever, no collective", exchanges };
     g[n++] = (Graded){ "h.exchanges_slowly", 0, "0", "messages, far apart", exchanges_slowly };
+    g[n++] = (Graded){ "h.yields", 0, "0", "a wait that yields, for nothing", yields };
     g[n++] = (Graded){ "h.sleeps", 0, "0", "every thread asleep", sleeps };
     return n;
 }

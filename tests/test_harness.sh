@@ -63,6 +63,27 @@ check "  after 3 s of processor time at this scale" between 3 12 $(seconds "no c
 check "  and never for standing still" sh -c '! grep -q "h.exchanges: no progress" "$1"' sh "$tmp/err"
 graded "h.exchanges_slowly" 2 0.5
 check "messages far apart are progress: the check passes" grep -q "^ok h.exchanges_slowly" "$tmp/res"
+# A rank that waits yielding its core (as Open MPI waits), beside two busy
+# processes per core: Linux's EEVDF scheduler (6.6 on) gives it turns of
+# microseconds, so its own processor time reaches the stall (0.6 s at this
+# scale) only after minutes (38 s to over 120 s, measured beside one and
+# two per core); its fair share of the machine (2 cores over 6 or more
+# tasks, a third at most) within seconds (6-7 s here, the launch included).
+# So it must be stopped within 30 s. (On an older kernel the yielding rank
+# gets its share, and either limit stops it as soon.)
+busy=""
+for _ in $(seq $((2 * $(nproc)))); do
+  timeout 200 sh -c 'while :; do :; done' &  # the timeout, should this script be stopped before its kill
+  busy="$busy $!"
+done
+t0=$(date +%s)
+graded "h.yields" 2 0.2
+took=$(($(date +%s) - t0))
+# shellcheck disable=SC2086
+kill $busy
+check "a rank that waits yielding beside busy processes is stopped for no progress" \
+  grep -q "watchdog: rank [01]: h.yields: no progress in [0-9]* s" "$tmp/err"
+check "  within 30 s of wall-clock time (it took $took)" test "$took" -lt 30
 graded "h.sleeps" 2 0.1
 check "a check whose threads all sleep is stopped as asleep" \
   grep -q "watchdog: rank [01]: h.sleeps: asleep [0-9]* s with no progress" "$tmp/err"

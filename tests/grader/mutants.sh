@@ -19,9 +19,10 @@
 #   survived    no check fails, and nothing says why: the grader has a hole
 # The checks' budgets are processor time, which grading several mutants at
 # once does not stretch; a mutant stopped by a wall-clock limit (the
-# watchdog's backstop, or the grader's own) is graded again afterwards, alone
-# and with four times the time, so that none counts as killed because the
-# machine was busy.
+# watchdog's backstop, or the grader's own) or by a fair share of the
+# processor (the watchdog's estimate for a rank its scheduler starves, which
+# the other grades change) is graded again afterwards, alone and with four
+# times the time, so that none counts as killed because the machine was busy.
 #
 # usage: tests/grader/mutants.sh [K...]   (default: LC, else every lecture)
 #   BUILD      the reference build (default build)
@@ -271,9 +272,11 @@ for k in $lectures; do
   done >"$w/tograde"
   grade_parallel "$w/tograde" "$k"
 
-  # 4. Stopped by a wall-clock limit while other grades ran: graded again
-  #    alone, with four times the time. Killed only if it fails again.
-  grep -E '\|killed\|[^|]*\|[^|]*\|(timed out, past [0-9]+ s of wall-clock|no answer in)' "$w/tograde.out" |
+  # 4. Stopped by a wall-clock limit, or a fair share of the processor, while
+  #    other grades ran: graded again alone, with four times the time. Killed
+  #    only if it fails again.
+  grep -E '\|killed\|[^|]*\|[^|]*\|(timed out, past [0-9]+ s of wall-clock|timed out, [^|]*a fair share of|no answer in)' \
+    "$w/tograde.out" |
     cut -d'|' -f1 >"$w/timeouts"
   if [ -s "$w/timeouts" ]; then
     awk -F'|' 'NR == FNR { again[$1] = 1; next } again[$1]' "$w/timeouts" "$w/tograde" >"$w/regrade"
