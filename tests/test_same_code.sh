@@ -16,10 +16,36 @@ cd "$(dirname "$0")/.." || exit 2
 
 # code DISASSEMBLY FUNCTION: FUNCTION's instructions, without what the link
 # decides (addresses, the numbers GCC gives static locals) or the padding
-# after it.
+# after it. A jump inside the function is written as its offset from the
+# function's start, not by the symbol objdump names for its address: that
+# may be any symbol with a value near it (a thread-local's offset in its
+# segment once named half of lc1's acts_alloc), and two jumps to different
+# places of one function must not read the same.
 code() {
-  awk -v f="<$2>:" '$2 == f { p = 1; next } p && /^$/ { exit } p' "$1" | cut -f2- |
-    sed 's/ *#.*//; s/[0-9a-f]* <\([^>+]*\)[^>]*>/<\1>/; s/0x[0-9a-f]*(%rip)/X(%rip)/; s/<\([A-Za-z_0-9]*\)\.[0-9]*>/<\1>/' |
+  awk -F '\t' -v f="<$2>:" '
+    function hex(s,   i, n) {
+      n = 0
+      for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+      return n
+    }
+    !p { split($0, h, " "); if (h[2] == f) { p = 1; start = hex(h[1]) } next }
+    /^$/ { exit }
+    { a = $1; gsub(/[ :]/, "", a); if (a != "") last = hex(a); n++; ins[n] = $2 }
+    END {
+      for (i = 1; i <= n; i++) {
+        s = ins[i]
+        sub(/ *#.*/, "", s)
+        gsub(/0x[0-9a-f]*\(%rip\)/, "X(%rip)", s)
+        if (match(s, /[0-9a-f]+ <[^>]*>/)) {
+          split(substr(s, RSTART, RLENGTH), t, " ")
+          to = hex(t[1])
+          if (to >= start && to <= last) to = "<+" (to - start) ">"
+          else { sub(/^</, "", t[2]); sub(/[+>].*$/, "", t[2]); sub(/\.[0-9]+$/, "", t[2]); to = "<" t[2] ">" }
+          s = substr(s, 1, RSTART - 1) to substr(s, RSTART + RLENGTH)
+        }
+        print s
+      }
+    }' "$1" |
     grep -v -e '^nop' -e '^data16' -e '^xchg   %ax,%ax' -e '^\.\.\.$' -e '^add    %al,(%rax)$'
 }
 
