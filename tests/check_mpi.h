@@ -186,10 +186,10 @@ static inline int others_asleep(void) {
 // The tasks that want a core now, the machine's (the fourth field of
 // /proc/loadavg, "running/total"); 0 where unknown.
 static inline long tasks_runnable(void) {
-    long running = 0, total;
+    long running = 0;
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
-        if (fscanf(f, "%*f %*f %*f %ld/%ld", &running, &total) != 2) running = 0;
+        if (fscanf(f, "%*f %*f %*f %ld", &running) != 1) running = 0;
         fclose(f);
     }
     return running;
@@ -211,10 +211,10 @@ static inline double cores_usable(void) {
     return cores < 1 ? 1 : cores;
 }
 
-// The share of a core a task at work gets now, fairly shared: 1 on a quiet
-// machine, 0.2 with ten tasks on 2 cores.
-static inline double fair_share(void) {
-    double share = cores_usable() / (double)tasks_runnable();
+// The share of a core a task at work gets now, fairly shared among the tasks
+// that want one: 1 on a quiet machine, 0.2 with ten tasks on 2 cores.
+static inline double fair_share(double cores, long runnable) {
+    double share = cores / (double)runnable;
     return share > 1 || !(share > 0) ? 1 : share;
 }
 
@@ -312,10 +312,15 @@ typedef struct {
     double still, loop;  // charged since the last progress of any kind, and of a collective or compute
     double still_cpu, loop_cpu;  // of which processor time
     double since;        // when that progress was
+    double cores;        // cores_usable() when the check was armed
+    long runnable;       // tasks_runnable() at the last look
+    double share;        // fair_share() then
 } Charge;
 
 static void charge_second(Charge *c, double now, double cpu, int awake) {
-    double used = cpu - c->cpu, fair = awake ? (now - c->at) * fair_share() : 0;
+    c->runnable = tasks_runnable();
+    c->share = fair_share(c->cores, c->runnable);
+    double used = cpu - c->cpu, fair = awake ? (now - c->at) * c->share : 0;
     double charged = used < fair / 2 ? fair : used;
     c->still += charged, c->loop += charged, c->still_cpu += used, c->loop_cpu += used;
     c->at = now, c->cpu = cpu;
@@ -338,7 +343,7 @@ static void log_look(const char *id, const Charge *c, double k) {
     FILE *f = fopen(path, "a");
     if (!f) return;
     fprintf(f, "%s rank %d of %d: still %.2f s (%.2f of processor time), loop %.2f s, share %.3f\n", id, rt.rank,
-            rt.world, c->still, c->still_cpu, c->loop, fair_share());
+            rt.world, c->still, c->still_cpu, c->loop, c->share);
     fclose(f);
 }
 
@@ -354,7 +359,7 @@ static void *watchdog_thread(void *arg) {
         double now = now_s(), cpu = cpu_s();
         unsigned long progress = comm_progress(), messages = p2p_messages();
         int running = !others_asleep();
-        if (watchdog.id != id) id = watchdog.id, c = (Charge){ now, cpu, 0, 0, 0, 0, now };
+        if (watchdog.id != id) id = watchdog.id, c = (Charge){ now, cpu, 0, 0, 0, 0, now, cores_usable(), 0, 1 };
         charge_second(&c, now, cpu, running);
         if (progress != seen) seen = progress, heard = messages, awake = now, charge_progress(&c, now, 1);
         if (messages != heard) heard = messages, awake = now, charge_progress(&c, now, 0);
@@ -368,7 +373,7 @@ static void *watchdog_thread(void *arg) {
             snprintf(why, sizeof why, "no progress in %.0f s of processor time", c.still_cpu);
         else if (c.still >= GRADED_STALL * k)
             snprintf(why, sizeof why, "no progress in %.0f s awake, a fair share of %.0f s of processor time "
-                     "(%ld tasks runnable on %.0f cores)", now - c.since, c.still, tasks_runnable(), cores_usable());
+                     "(%ld tasks runnable on %.0f cores)", now - c.since, c.still, c.runnable, c.cores);
         else if (c.loop >= GRADED_LOOP * k)
             snprintf(why, sizeof why, "messages pass, but no collective completes and no compute starts, in %.0f s "
                      "of %s: a loop that never ends", c.loop, c.loop_cpu >= GRADED_LOOP * k ? "processor time" :
