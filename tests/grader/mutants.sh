@@ -349,6 +349,11 @@ EOF
   fi
   [ "$SAMPLE" -gt 0 ] || [ "$total" -eq "$tried" ] ||
     { echo "grade-mutants: lecture $k: $tried of $total mutants classified" >&2; status=1; }
+  # A lecture with no program graded measured nothing (the mutation tool made
+  # no mutant, or none reached a grade): that is not a pass.
+  [ "$distinct" -gt 0 ] ||
+    { echo "grade-mutants: lecture $k: no mutant graded ($total made, $tried classified): nothing was measured" >&2
+      status=1; }
 done
 
 echo
