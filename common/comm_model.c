@@ -275,6 +275,15 @@ Algo comm_rule_pick(const CommRules *r, CollKind kind, double bytes, int N) {
     return pick;
 }
 
+int comm_rule_choose(const double *secs, const Algo *algo, int n) {
+    int best = 0, lib = -1;
+    for (int i = 0; i < n; i++) {
+        if (secs[i] < secs[best]) best = i;
+        if (algo[i] == ALGO_MPI && lib < 0) lib = i;
+    }
+    return lib >= 0 && secs[best] > (1 - COMM_RULE_LEAD) * secs[lib] ? lib : best;
+}
+
 const char *comm_rules_set(CommRules *r, CollKind kind, int N, const CommRule *add, int n) {
     int kept = 0;
     for (int i = 0; i < r->n; i++)
@@ -389,8 +398,8 @@ const char *comm_fit_write(const char *path, const CommFit *f, const CommRules *
     int bad = fprintf(w.f, "# %s\ncall %.6e\nalpha %.6e\nbeta %.6e\ngamma %.6e\ndelta %.6e\n", comment, f->call,
                       f->alpha, f->beta, f->gamma, f->delta) < 0;
     if (r && r->n)
-        bad |= fprintf(w.f, "# rule KIND N BYTES ALGO: at N ranks on one node, ALGO was the fastest measured for a "
-                            "KIND of BYTES (auto takes the nearest size's)\n") < 0;
+        bad |= fprintf(w.f, "# rule KIND N BYTES ALGO: at N ranks on one node, ALGO is the one measured to take for a "
+                            "KIND of BYTES (bench_comm --rules; auto takes the nearest size's)\n") < 0;
     for (int i = 0; r && i < r->n; i++)
         bad |= fprintf(w.f, "rule %s %d %.0f %s\n", coll_name(r->rule[i].kind), r->rule[i].N, r->rule[i].bytes,
                        algo_name(r->rule[i].algo)) < 0;

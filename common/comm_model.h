@@ -61,6 +61,14 @@ typedef struct { int n; CommRule rule[COMM_MAX_RULES]; } CommRules;
 // The rule for a payload of `bytes` at N ranks: of kind's rules at N, the one
 // whose size is nearest in ratio (a tie: the smaller); ALGO_N if there is none.
 Algo comm_rule_pick(const CommRules *r, CollKind kind, double bytes, int N);
+// Which of n candidates measured at one size becomes its rule: the fastest,
+// unless Open MPI's own (algo ALGO_MPI) is among them and none is
+// COMM_RULE_LEAD faster than it; an index into secs and algo. A rule is one
+// measurement, and one configuration measured in another launch moves by as
+// much: a smaller lead is as likely gone in the next run, and there the call
+// auto must never lose to is the library's own.
+#define COMM_RULE_LEAD 0.10
+int comm_rule_choose(const double *secs, const Algo *algo, int n);
 // Replaces r's rules for (kind, N) by `add`; NULL or a one-line reason (full).
 const char *comm_rules_set(CommRules *r, CollKind kind, int N, const CommRule *add, int n);
 

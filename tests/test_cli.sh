@@ -215,16 +215,21 @@ rules_run() {
 }
 rules_run
 # Each rule names an algorithm of the least time its table shows (a tie in the
-# printed tenths of a microsecond: any of them), and every size has one.
+# printed tenths of a microsecond: any of them), or mpi where that least time
+# is not 10% below mpi's (either, within the print's rounding, at the edge);
+# and every size has one.
 rules_fastest() {
   awk 'FNR == NR && /side by side/ { k = $2; next } FNR == NR && /^#/ { next }
        FNR == NR && k && NF == 7 { m = $2; if ($3 < m) m = $3; if ($4 < m) m = $4
-         ok[k " " $1 " mpi"] = $2 == m; ok[k " " $1 " ring"] = $3 == m; ok[k " " $1 " rd"] = $4 == m; sizes++; next }
+         lead = m < 0.9 * $2 + 0.1; keep = m > 0.9 * $2 - 0.1
+         ok[k " " $1 " mpi"] = $2 == m || keep; ok[k " " $1 " ring"] = $3 == m && lead
+         ok[k " " $1 " rd"] = $4 == m && lead; sizes++; next }
        FNR < NR && $1 == "rule" && $3 == 2 { n++; if (!ok[$2 " " $4 " " $5]) { print "not the fastest:", $0; bad = 1 } }
        END { if (n != 6 || sizes != 6) { print n, "rules at N = 2 for", sizes, "sizes measured"; bad = 1 } exit bad }' \
     "$tmp/rules_out" "$tmp/ruled"
 }
-check "bench_comm --rules: one rule per collective and size at N = 2, the fastest of its table" rules_fastest
+check "bench_comm --rules: one rule per collective and size at N = 2, the fastest of its table or mpi" \
+  rules_fastest
 check "bench_comm --rules keeps the constants and another N's rules" \
   sh -c "grep -q '^beta 1' '$tmp/ruled' && grep -q '^rule all_reduce 3 16 tree\$' '$tmp/ruled'"
 rules_run

@@ -157,6 +157,32 @@ START_TEST(test_rule_pick) {
 }
 END_TEST
 
+// Which measurement becomes the rule: the fastest where it leads Open MPI's
+// own by 10% or more, else Open MPI's; the fastest where Open MPI's was not
+// measured; of equal times, the first.
+START_TEST(test_rule_choose) {
+    const Algo algo[] = { ALGO_MPI, ALGO_RING, ALGO_RD, ALGO_TREE };
+    const struct { double secs[4]; int want; const char *what; } cases[] = {
+        { { 10, 8.9, 9.5, 12 }, 1, "ring 11% ahead of mpi" },
+        { { 10, 9.1, 9.5, 12 }, 0, "ring 9% ahead: mpi's own kept" },
+        { { 10, 9.0001, 9.5, 12 }, 0, "ring just under 10% ahead: mpi's own kept" },
+        { { 10, 9.0, 8.5, 12 }, 2, "rd the fastest, 15% ahead" },
+        { { 9, 10, 11, 12 }, 0, "mpi the fastest" },
+        { { 12, 5, 5, 5 }, 1, "three equal, far ahead: the first of them" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int got = comm_rule_choose(cases[i].secs, algo, 4);
+        ck_assert_msg(got == cases[i].want, "%s: chose %s, want %s", cases[i].what, algo_name(algo[got]),
+                      algo_name(algo[cases[i].want]));
+    }
+    const double secs[] = { 3, 2.9, 4 };  // mpi not among them: the fastest, however small its lead
+    ck_assert_int_eq(comm_rule_choose(secs, algo + 1, 3), 1);
+    const Algo late[] = { ALGO_RING, ALGO_RD, ALGO_MPI };  // mpi last: still the one to beat by 10%
+    const double close[] = { 9.5, 9.8, 10 };
+    ck_assert_msg(comm_rule_choose(close, late, 3) == 2, "mpi listed last lost to a lead of 5%%");
+}
+END_TEST
+
 static char dir[] = "/tmp/zc_comm_model_XXXXXX";
 
 static const char *read_text(const char *text, CommFit *f, CommRules *r) {
@@ -217,6 +243,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_fit_exact);
     tcase_add_test(tc, test_fit_relative);
     tcase_add_test(tc, test_rule_pick);
+    tcase_add_test(tc, test_rule_choose);
     tcase_add_test(tc, test_rule_file);
     suite_add_tcase(s, tc);
     return s;

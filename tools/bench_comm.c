@@ -17,7 +17,8 @@
 // measurements (least squares, relative), prints the fit with its error and
 // writes FILE for --comm auto (ZC_COMM_FIT). --rules FILE (after --fit, or on
 // a fit already written) puts into FILE, for this N, the fastest measured of
-// mpi and the algorithms written here at every size: auto's rules on one node.
+// mpi and the algorithms written here at every size (mpi unless another leads
+// by COMM_RULE_LEAD): auto's rules on one node.
 // -t SECONDS takes as many timed calls per size as fit in that time (at least
 // 3, at most -n).
 #include "../common/args.h"
@@ -397,24 +398,34 @@ static CommFit fit_rows(const char *path) {
 // back.
 static int rule_candidate(const Row *r) { return strcmp(r->backend, "auto") && r->algo != ALGO_HIER && r->wrong <= 0; }
 
+// The row whose algorithm is the rule at c's size (comm_rule_choose).
+static const Row *rule_at(const Row *c) {
+    const Row *cand[64];
+    double secs[64];
+    Algo algo[64];
+    int n = 0;
+    for (int j = 0; j < nrows && n < 64; j++) {
+        const Row *o = &rows[j];
+        if (o->kind != c->kind || o->bytes != c->bytes || !rule_candidate(o)) continue;
+        cand[n] = o, secs[n] = o->secs, algo[n] = o->algo;
+        n++;
+    }
+    return cand[comm_rule_choose(secs, algo, n)];
+}
+
 static void write_rules(const char *path) {
     static CommFit f;
     static CommRules r;
     const char *why = comm_fit_read(path, &f, &r);
-    print0("\n# the rules written to %s (N = %d, one node: the fastest measured at each size)\n", file_shown(path),
-           rt.world);
+    print0("\n# the rules written to %s (N = %d, one node: at each size the fastest measured, or Open MPI's own where "
+           "none was %.0f%% faster)\n", file_shown(path), rt.world, 100 * COMM_RULE_LEAD);
     for (int k = 0; k < COLL_NKIND && !why; k++) {
         CommRule add[64];
         int n = 0;
         for (int i = 0; i < nrows && n < 64; i++) {
             const Row *c = &rows[i];
             if ((int)c->kind != k || !rule_candidate(c)) continue;
-            const Row *best = c;
-            for (int j = 0; j < nrows; j++) {
-                const Row *o = &rows[j];
-                if (o->kind == c->kind && o->bytes == c->bytes && rule_candidate(o) && o->secs < best->secs) best = o;
-            }
-            if (best != c) continue;  // one rule per size: at the fastest's row
+            if (rule_at(c) != c) continue;  // one rule per size: at its row
             add[n++] = (CommRule){ (CollKind)k, rt.world, c->bytes, c->algo };
             if (n == 1) print0("#   %s:", coll_name((CollKind)k));
             print0("%s %s %s", n == 1 ? "" : ",", human_bytes(c->bytes), algo_name(c->algo));
