@@ -336,14 +336,20 @@ static void charge_progress(Charge *c, double now, int collective) {
 
 // ZC_WATCHDOG_LOG=FILE: every look at a check that has stood still for a
 // tenth of a limit or more adds a line to FILE, to measure how far right code
-// stays from the limits (docs/grading.md).
+// stays from the limits (docs/grading.md). The line names the program by its
+// path: the tree's own test program, or the one a grade built in its folder
+// (the self-test's slots, the mutation run's), so a log of make test says
+// whose look it was.
 static void log_look(const char *id, const Charge *c, double k) {
     const char *path = getenv("ZC_WATCHDOG_LOG");
     if (!path || (c->still < 0.1 * GRADED_STALL * k && c->loop < 0.1 * GRADED_LOOP * k)) return;
     FILE *f = fopen(path, "a");
     if (!f) return;
-    fprintf(f, "%s rank %d of %d: still %.2f s (%.2f of processor time), loop %.2f s, share %.3f\n", id, rt.rank,
-            rt.world, c->still, c->still_cpu, c->loop, c->share);
+    char exe[512];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    fprintf(f, "%s rank %d of %d: still %.2f s (%.2f of processor time), loop %.2f s, share %.3f (%s)\n", id,
+            rt.rank, rt.world, c->still, c->still_cpu, c->loop, c->share, n > 0 ? exe : "program unknown");
     fclose(f);
 }
 
