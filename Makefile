@@ -135,7 +135,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps tests gemm-choice comm-fit bench-comm bench-collectives bench-checkpoint bench-gpu bench-step plan compare stages FORCE \
+.PHONY: all build run test sanitize clean deps gemm-choice comm-fit bench-comm bench-collectives bench-checkpoint bench-gpu bench-step plan compare stages FORCE \
         exercise grade solution diff diff-mine mine grade-selftest grade-mutants
 .DEFAULT_GOAL := all
 

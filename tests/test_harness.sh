@@ -5,6 +5,7 @@
 # and the mutation run's draw of its sample.
 # usage: tests/test_harness.sh [BUILD_DIR]
 set -u
+# shellcheck disable=SC2034  # read by tests/expect.sh (its programs folder)
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 . tests/expect.sh
