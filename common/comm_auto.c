@@ -1,10 +1,10 @@
 // comm_auto: the backend that chooses, per call, the way Open MPI's tuned
 // decision rules and NCCL's tuner pick an algorithm. On one node, where the
 // fit's file holds rules measured at this N (make comm-fit), it runs what was
-// measured fastest at the nearest size, Open MPI's own collective among the
-// candidates; elsewhere it asks the cost model (comm_model) what every
-// hand-written algorithm would take for this kind, size, N and node layout,
-// and runs the fastest. The file is the one ZC_COMM_FIT names, the one make
+// measured fastest at the nearest size (Open MPI's own collective where no
+// other led it clearly: comm_rule_choose); elsewhere it asks the cost model
+// (comm_model) what every hand-written algorithm would take for this kind,
+// size, N and node layout, and runs the fastest. The file is the one ZC_COMM_FIT names, the one make
 // comm-fit measured for this build, or none (the built-in fit, no rules:
 // comm_fit_load); rank 0 reads it and every rank takes rank 0's, so every rank
 // makes the same choice, as it must: they all have to run the same algorithm.

@@ -49,8 +49,8 @@ CommFit comm_fit_default(void);
 
 // Measured decisions, kept in the fit's file beside the constants: at N ranks
 // on one node, a collective of `kind` on a payload of `bytes` bytes ran
-// fastest with `algo` (Open MPI's own, ALGO_MPI, among the candidates), as
-// make comm-fit measured it. Where rules exist for a kind and N, auto follows
+// fastest with `algo` (Open MPI's own, ALGO_MPI, unless another led it by
+// COMM_RULE_LEAD), as make comm-fit measured it. Where rules exist for a kind and N, auto follows
 // the nearest one and the model decides only elsewhere (other N, nodes): the
 // model's error (20-40% here) is larger than many of the gaps it must decide,
 // and a measured table is what Open MPI's tuned component reads from a site.
