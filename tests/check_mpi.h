@@ -345,11 +345,14 @@ static void log_look(const char *id, const Charge *c, double k) {
     if (!path || (c->still < 0.1 * GRADED_STALL * k && c->loop < 0.1 * GRADED_LOOP * k)) return;
     FILE *f = fopen(path, "a");
     if (!f) return;
-    char exe[512];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
+    static char exe[512];  // the watchdog thread's alone: read at its first line
+    if (!exe[0]) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) exe[n] = '\0';
+        else snprintf(exe, sizeof exe, "program unknown");
+    }
     fprintf(f, "%s rank %d of %d: still %.2f s (%.2f of processor time), loop %.2f s, share %.3f (%s)\n", id,
-            rt.rank, rt.world, c->still, c->still_cpu, c->loop, c->share, n > 0 ? exe : "program unknown");
+            rt.rank, rt.world, c->still, c->still_cpu, c->loop, c->share, exe);
     fclose(f);
 }
 
