@@ -6,7 +6,8 @@
 // that, not at its whole budget; one whose messages pass while no collective
 // ever completes is stopped as a loop; one whose messages pass slowly is not
 // stopped; one that waits yielding its core, beside busy processes, is stopped
-// for no progress; one whose threads all sleep is stopped as asleep.
+// for no progress; one whose threads all sleep is stopped as asleep; one that
+// computes forever (progress at every step) is stopped at its processor time.
 #include "check_mpi.h"
 
 // ----------------------------------------------------------------------------
@@ -60,6 +61,14 @@ START_TEST(yields) {
 }
 END_TEST
 
+START_TEST(computes) {
+    for (;;) {  // compute launched again and again, as an endless loop of training steps
+        compute_mark();
+        for (volatile int i = 0; i < 100000; i++) {}
+    }
+}
+END_TEST
+
 START_TEST(sleeps) {
     for (;;) pause();  // no processor time, no progress
 }
@@ -77,6 +86,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "h.exchanges_slowly", 0, "0", "messages, far apart", exchanges_slowly };
     g[n++] = (Graded){ "h.yields", 0, "0", "a wait that yields, for nothing", yields };
     g[n++] = (Graded){ "h.sleeps", 0, "0", "every thread asleep", sleeps };
+    g[n++] = (Graded){ "h.computes", 0, "0", "compute launched forever", computes };
     return n;
 }
 
