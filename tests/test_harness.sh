@@ -2,7 +2,8 @@
 # The grading harness (tests/check_mpi.h) held to what it claims, through
 # build/test/test_harness, whose checks fail or hang on purpose (each case
 # reads the verdict file, never the time: no verdict here depends on speed);
-# and the mutation run's draw of its sample.
+# the mutation run's draw of its sample; and the grader's builds, which
+# compile again what a learner's file changes.
 # usage: tests/test_harness.sh [BUILD_DIR]
 set -u
 # shellcheck disable=SC2034  # read by tests/expect.sh (its programs folder)
@@ -127,5 +128,37 @@ check "a mutant sample's seed repeats its draw" [ "$(draw 1795854996 3)" = "$(dr
 check "  two seeds from the clock draw two samples" [ "$(draw 1795854996 3)" != "$(draw 1795854178 3)" ]
 check "  two lectures of one seed two samples" [ "$(draw 1795854996 3)" != "$(draw 1795854996 4)" ]
 check "  and every line once" [ "$(draw 7 0 | tr ' ' '\n' | grep . | sort -n | tr '\n' ' ')" = "$(seq 1 200 | tr '\n' ' ')" ]
+
+# The grader's builds (tests/grader/learner_build.sh, in a folder of their
+# own, from the reference build's objects): a learner's stage file compiles
+# again the test program that includes it, and not the others; a learner's
+# collective (common/) compiles no test program again, and every one is
+# linked with it.
+fresh() {  # MINE-FILE: a copy of tree file $1 with one line more, under $tmp/mine
+  rm -rf "$tmp/mine"; mkdir -p "$tmp/mine/$(dirname "$1")"
+  { cat "$1"; echo "// a learner's line"; } >"$tmp/mine/$1"
+}
+lbuild() {  # K TARGET...: builds in $tmp/lb; the build log in $tmp/lb.log
+  k=$1; shift
+  tests/grader/learner_build.sh "$k" "$tmp/mine" "$BUILD" "$tmp/lb" "$@" >/dev/null 2>"$tmp/lb.err"
+  lb_status=$?
+  cp "$tmp/lb/build.log" "$tmp/lb.log" 2>/dev/null || : >"$tmp/lb.log"
+}
+compiled() { grep -q "CC   $1\$" "$tmp/lb.log"; }
+fresh lc1_distributed_adam/distributed_adam.c
+lbuild 1 test/test_lc1 test/test_comm
+check "a learner's stage file builds" test "$lb_status" = 0
+check "  and compiles its test program again" compiled tests/test_lc1.c
+check "  and not the test program that does not include it" sh -c '! grep -q "CC   tests/test_comm.c" "$1"' sh "$tmp/lb.log"
+fresh lc1_distributed_adam/distributed_adam.c
+lbuild 1 test/test_lc1 test/test_comm
+check "  the same file again: nothing compiled" sh -c '! grep -q "  CC " "$1"' sh "$tmp/lb.log"
+fresh common/comm_ring.c
+lbuild 1 test/test_lc1 test/test_comm
+check "a learner's collective compiles its own file again (and the stage's file, put back)" \
+  sh -c 'grep -q "CC   common/comm_ring.c" "$1" && grep -q "CC   tests/test_lc1.c" "$1" &&
+         ! grep -q "CC   tests/test_comm.c" "$1"' sh "$tmp/lb.log"
+check "  and links both test programs with it" \
+  sh -c 'grep -q "LD   .*/test/test_lc1$" "$1" && grep -q "LD   .*/test/test_comm$" "$1"' sh "$tmp/lb.log"
 
 finish test_harness
