@@ -105,13 +105,16 @@ code_of() {
   rm -f "$2.s"
 }
 
-# Grades the mutant files listed in $1 (id|file|path), in slot $2, appending
-# id|verdict|check|n|message rows to $1.out. verdict: killed, survived,
+# Grades the mutants of queue $1 (rows k|id|file|path) in slot $2, the limits
+# times $3, taking each row no other slot has taken (mkdir is atomic), so that
+# a slot held by a mutant that hangs leaves the rest to the others; appends
+# k|id|verdict|check|n|message rows to $2.out. verdict: killed, survived,
 # stillborn, or error (the grade ended without a verdict: the run is void).
 grade_list() {
-  list=$1 slot=$2 k=$3 scale=${4:-1}
+  queue=$1 slot=$2 scale=$3
   mine=$slot/mine
-  while IFS='|' read -r id f path; do
+  while IFS='|' read -r k id f path; do
+    mkdir "$queue.taken.$k.$id" 2>/dev/null || continue  # another slot's
     rm -rf "$mine"
     mkdir -p "$mine/$(dirname "$f")"
     cp "$path" "$mine/$f"
@@ -120,18 +123,35 @@ grade_list() {
       timeout -k 10 1800 tests/grader/grade.sh >"$slot/out" 2>&1 </dev/null
     rc=$?
     if grep -q '(does not build)' "$slot/out"; then
-      echo "$id|stillborn|||does not build"
+      echo "$k|$id|stillborn|||does not build"
     elif [ "$rc" = 0 ]; then
-      echo "$id|survived|||"
+      echo "$k|$id|survived|||"
     else
       v=$(grep -m 1 '^[^|]*|[^|]*|fail|' "$slot/grade/verdicts" 2>/dev/null)
       if [ -n "$v" ]; then
-        echo "$id|killed|$(echo "$v" | cut -d'|' -f1)|$(echo "$v" | cut -d'|' -f2)|$(echo "$v" | cut -d'|' -f5- | tr '|' '/')"
+        echo "$k|$id|killed|$(echo "$v" | cut -d'|' -f1)|$(echo "$v" | cut -d'|' -f2)|$(echo "$v" | cut -d'|' -f5- |
+          tr '|' '/')"
       else  # not a verdict: the grading itself went wrong, which counts for nothing
-        echo "$id|error|||the grade ended with status $rc and no check's verdict: $(tail -n 1 "$slot/out" | tr '|' '/')"
+        echo "$k|$id|error|||the grade ended with status $rc and no check's verdict: $(tail -n 1 "$slot/out" |
+          tr '|' '/')"
       fi
     fi
-  done <"$list" >>"$list.out"
+  done <"$queue" >>"$slot.out"
+}
+
+# Grades queue $1 in $3 slots at once, the limits times $2, and writes every
+# row to $1.out.
+grade_queue() {
+  rm -rf "$1".taken.*
+  j=0
+  while [ "$j" -lt "$3" ]; do
+    : >"$work/slot$j.out"
+    grade_list "$1" "$work/slot$j" "$2" &
+    j=$((j + 1))
+  done
+  wait
+  j=0
+  while [ "$j" -lt "$3" ]; do cat "$work/slot$j.out"; j=$((j + 1)); done >"$1.out"
 }
 
 # Status 0 if lecture $1's reference passes check $2 at each N of $3, graded
@@ -146,28 +166,13 @@ reference_passes() {
     timeout -k 10 1800 tests/grader/grade.sh >"$work/ref/out" 2>&1 </dev/null
 }
 
-# Runs grade_list on the lines of $1, split over JOBS slots, and waits.
-grade_parallel() {
-  list=$1 k=$2
-  : >"$list.out"
-  [ -s "$list" ] || return 0
-  j=0
-  while [ "$j" -lt "$JOBS" ]; do
-    awk -v j="$j" -v n="$JOBS" 'NR % n == j' "$list" >"$list.$j"
-    : >"$list.$j.out"
-    grade_list "$list.$j" "$work/slot$j" "$k" &
-    j=$((j + 1))
-  done
-  wait
-  j=0
-  while [ "$j" -lt "$JOBS" ]; do cat "$list.$j.out" >>"$list.out"; rm -f "$list.$j" "$list.$j.out"; j=$((j + 1)); done
-}
-
 # ----------------------------------------------------------------------------
-# one lecture
+# each lecture's mutants, compiled and sorted
 
 status=0
 table=""
+queue=$work/queue
+: >"$queue"
 for k in $lectures; do
   w=$work/lc$k
   rm -rf "$w"
@@ -266,29 +271,44 @@ for k in $lectures; do
     echo "$id|$class|$code"
   done <"$w/codes.all" >"$w/compiled"
 
-  # 3. Grade each distinct program, JOBS at once.
+  # The distinct programs to grade (id|file|path), queued with every lecture's.
   awk -F'|' '$2 == "grade" { print $1 }' "$w/compiled" | while read -r id; do
     grep "^$id|" "$w/order" | cut -d'|' -f1,2,4
   done >"$w/tograde"
-  grade_parallel "$w/tograde" "$k"
+  sed "s/^/$k|/" "$w/tograde" >>"$queue"
+done
 
-  # 4. Stopped by a wall-clock limit, or a fair share of the processor, while
-  #    other grades ran: graded again alone, with twice the time. Killed only
-  #    if it fails again. Twice is ample: right code graded beside eight busy
-  #    loops never stood still for a tenth of a limit (docs/grading.md), and a
-  #    mutant that hangs pays the factor in full (under make test's load two
-  #    hanging mutants of lecture 1 took 195 s to regrade at four times).
-  grep -E '\|killed\|[^|]*\|[^|]*\|(timed out, past [0-9]+ s of wall-clock|timed out, [^|]*a fair share of|no answer in)' \
-    "$w/tograde.out" |
-    cut -d'|' -f1 >"$w/timeouts"
-  if [ -s "$w/timeouts" ]; then
-    awk -F'|' 'NR == FNR { again[$1] = 1; next } again[$1]' "$w/timeouts" "$w/tograde" >"$w/regrade"
-    : >"$w/regrade.out"
-    grade_list "$w/regrade" "$work/slot0" "$k" 2
-    awk -F'|' 'NR == FNR { again[$1] = 1; next } !again[$1]' "$w/timeouts" "$w/tograde.out" >"$w/kept"
-    cat "$w/regrade.out" >>"$w/kept"
-    mv "$w/kept" "$w/tograde.out"
-  fi
+# ----------------------------------------------------------------------------
+# every lecture's programs graded
+
+# 3. Every lecture's distinct programs in one queue, JOBS at once: a slot held
+#    by a mutant that hangs leaves the rest, of any lecture, to the others.
+#    (Lecture by lecture, the other slot finished its half and waited: in make
+#    test at 11b136d lecture 1 took 332 s so, 120 of them one mutant's loop.)
+grade_queue "$queue" 1 "$JOBS"
+
+# 4. Stopped by a wall-clock limit, or a fair share of the processor, while
+#    other grades ran: graded again alone, with twice the time. Killed only
+#    if it fails again. Twice is ample: right code graded beside eight busy
+#    loops never stood still for a tenth of a limit (docs/grading.md), and a
+#    mutant that hangs pays the factor in full (under make test's load two
+#    hanging mutants of lecture 1 took 195 s to regrade at four times).
+grep -E '^[^|]*\|[^|]*\|killed\|[^|]*\|[^|]*\|(timed out, past [0-9]+ s of wall-clock|timed out, [^|]*a fair share of|no answer in)' \
+  "$queue.out" | cut -d'|' -f1,2 >"$work/timeouts"
+if [ -s "$work/timeouts" ]; then
+  awk -F'|' 'NR == FNR { again[$1 "|" $2] = 1; next } again[$1 "|" $2]' "$work/timeouts" "$queue" >"$work/regrade"
+  grade_queue "$work/regrade" 2 1
+  awk -F'|' 'NR == FNR { again[$1 "|" $2] = 1; next } !again[$1 "|" $2]' "$work/timeouts" "$queue.out" >"$work/kept"
+  cat "$work/regrade.out" >>"$work/kept"
+  mv "$work/kept" "$queue.out"
+fi
+
+# ----------------------------------------------------------------------------
+# each lecture's verdicts
+
+for k in $lectures; do
+  w=$work/lc$k
+  awk -F'|' -v k="$k" '$1 == k' "$queue.out" | cut -d'|' -f2- >"$w/tograde.out"
 
   # 5. Each kill confirmed: the reference, graded through the same path, passes
   #    every check at every N that killed a mutant, or nothing here counts. (A
@@ -337,7 +357,6 @@ EOF
   distinct=$(wc -l <"$w/tograde")
   row=$(printf 'lc%-7s %7s %9s %9s %6s %6s %10s %8s' "$k" "$tried" "$stillborn" "$same" "$distinct" "$killed" \
         "$equivalent" "$survived")
-  echo "$row"
   table="$table$row
 "
   if [ "$errors" -gt 0 ]; then
