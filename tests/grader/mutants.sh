@@ -172,7 +172,7 @@ reference_passes() {
 status=0
 table=""
 queue=$work/queue
-: >"$queue"
+mkdir -p "$work" && : >"$queue" || exit 1
 for k in $lectures; do
   w=$work/lc$k
   rm -rf "$w"
