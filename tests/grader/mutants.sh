@@ -286,6 +286,9 @@ done
 #    (Lecture by lecture, the other slot finished its half and waited: in make
 #    test at 11b136d lecture 1 took 332 s so, 120 of them one mutant's loop.)
 grade_queue "$queue" 1 "$JOBS"
+[ "$(wc -l <"$queue.out")" -eq "$(wc -l <"$queue")" ] ||
+  { echo "grade-mutants: $(wc -l <"$queue") programs queued, $(wc -l <"$queue.out") graded: a slot ended early" >&2
+    exit 1; }
 
 # 4. Stopped by a wall-clock limit, or a fair share of the processor, while
 #    other grades ran: graded again alone, with twice the time. Killed only
