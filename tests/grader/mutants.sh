@@ -21,8 +21,8 @@
 # once does not stretch; a mutant stopped by a wall-clock limit (the
 # watchdog's backstop, or the grader's own) or by a fair share of the
 # processor (the watchdog's estimate for a rank its scheduler starves, which
-# the other grades change) is graded again afterwards, alone and with twice
-# the time, so that none counts as killed because the machine was busy.
+# the other grades change) is graded again after every first grade, with
+# twice the time, so that none counts as killed because the machine was busy.
 #
 # usage: tests/grader/mutants.sh [K...]   (default: LC, else every lecture)
 #   BUILD      the reference build (default build)
@@ -291,16 +291,18 @@ grade_queue "$queue" 1 "$JOBS"
     exit 1; }
 
 # 4. Stopped by a wall-clock limit, or a fair share of the processor, while
-#    other grades ran: graded again alone, with twice the time. Killed only
-#    if it fails again. Twice is ample: right code graded beside eight busy
-#    loops never stood still for a tenth of a limit (docs/grading.md), and a
+#    other grades ran: graded again, JOBS at once, with twice the time.
+#    Killed only if it fails again. Twice is ample: right code graded beside
+#    eight busy loops never stood still for a tenth of a limit
+#    (docs/grading.md), far more load than the other regrades make, and a
 #    mutant that hangs pays the factor in full (under make test's load two
-#    hanging mutants of lecture 1 took 195 s to regrade at four times).
+#    hanging mutants of lecture 1 took 195 s to regrade at four times, one
+#    after the other; three took 63 s at twice).
 grep -E '^[^|]*\|[^|]*\|killed\|[^|]*\|[^|]*\|(timed out, past [0-9]+ s of wall-clock|timed out, [^|]*a fair share of|no answer in)' \
   "$queue.out" | cut -d'|' -f1,2 >"$work/timeouts"
 if [ -s "$work/timeouts" ]; then
   awk -F'|' 'NR == FNR { again[$1 "|" $2] = 1; next } again[$1 "|" $2]' "$work/timeouts" "$queue" >"$work/regrade"
-  grade_queue "$work/regrade" 2 1
+  grade_queue "$work/regrade" 2 "$JOBS"
   awk -F'|' 'NR == FNR { again[$1 "|" $2] = 1; next } !again[$1 "|" $2]' "$work/timeouts" "$queue.out" >"$work/kept"
   cat "$work/regrade.out" >>"$work/kept"
   mv "$work/kept" "$queue.out"
