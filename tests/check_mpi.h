@@ -350,26 +350,31 @@ static void charge_progress(Charge *c, double now, int collective) {
 static char exe_path[512];  // read once, before the watchdog starts: both threads log
 static const char *program_path(void) { return exe_path[0] ? exe_path : "program unknown"; }
 
-static void log_look(const char *id, const Charge *c, double k) {
+// One line to ZC_WATCHDOG_LOG, if set, ending with the program's path.
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...) {
     const char *path = getenv("ZC_WATCHDOG_LOG");
-    if (!path || (c->still < 0.1 * GRADED_STALL * k && c->loop < 0.1 * GRADED_LOOP * k)) return;
-    FILE *f = fopen(path, "a");
+    FILE *f = path ? fopen(path, "a") : NULL;
     if (!f) return;
-    fprintf(f, "%s rank %d of %d: still %.2f s (%.2f of processor time), loop %.2f s, share %.3f (%s)\n", id,
-            rt.rank, rt.world, c->still, c->still_cpu, c->loop, c->share, program_path());
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fprintf(f, " (%s)\n", program_path());
     fclose(f);
+}
+
+static void log_look(const char *id, const Charge *c, double k) {
+    if (c->still < 0.1 * GRADED_STALL * k && c->loop < 0.1 * GRADED_LOOP * k) return;
+    log_line("%s rank %d of %d: still %.2f s (%.2f of processor time), loop %.2f s, share %.3f", id, rt.rank,
+             rt.world, c->still, c->still_cpu, c->loop, c->share);
 }
 
 // And a check that ended having used a tenth of GRADED_CPU or more on this
 // rank adds one, which measures the margin of that limit the same way.
 static void log_spent(const char *id, double used, double secs) {
-    const char *path = getenv("ZC_WATCHDOG_LOG");
-    if (!path || used < 0.1 * GRADED_CPU * graded_scale()) return;
-    FILE *f = fopen(path, "a");
-    if (!f) return;
-    fprintf(f, "%s rank %d of %d: used %.2f s of processor time in %.2f s (%s)\n", id, rt.rank, rt.world, used, secs,
-            program_path());
-    fclose(f);
+    if (used < 0.1 * GRADED_CPU * graded_scale()) return;
+    log_line("%s rank %d of %d: used %.2f s of processor time in %.2f s", id, rt.rank, rt.world, used, secs);
 }
 
 static void *watchdog_thread(void *arg) {
