@@ -370,6 +370,17 @@ unsigned long comm_progress(void) {
     return (unsigned long)__atomic_load_n(&q.finished, __ATOMIC_ACQUIRE) + compute_marks();
 }
 
+CommBlock comm_blocked(int *from) {
+    if (pthread_mutex_trylock(&q.lock) != 0) return COMM_FREE;
+    int waiting = q.waiting >= 0 && q.finished <= q.waiting, idle = q.finished == q.head;
+    pthread_mutex_unlock(&q.lock);
+    if (!waiting && !idle) return COMM_FREE;  // the caller computes while the comm thread runs
+    // Waiting, the message is the comm thread's; idle, the caller's own.
+    *from = p2p_waits_for();
+    if (*from >= 0) return COMM_BLOCKED_RECV;
+    return waiting && comm_mpi_waits_for_all() ? COMM_BLOCKED_ALL : COMM_FREE;
+}
+
 void comm_describe(char *buf, size_t len) {
     char what[160] = "", where[64];
     int tries = 0;

@@ -94,6 +94,14 @@ void comm_phase(const char *name, int layer);
 // A count that grows while this rank gets anywhere: collectives completed
 // plus compute launched (a hang's detector watches it stand still).
 unsigned long comm_progress(void);
+// What holds this rank, for a watchdog that proves a deadlock (safe from any
+// thread): COMM_BLOCKED_RECV, a receive from world rank *from (the caller's
+// own, or the comm thread's while the caller waits for it); COMM_BLOCKED_ALL,
+// one of MPI's collectives that no rank leaves before every rank is in it,
+// while the caller waits for it; COMM_FREE, anything else (a thread computes,
+// or sends, or is between messages). Read p2p's message counts before it.
+typedef enum { COMM_FREE, COMM_BLOCKED_RECV, COMM_BLOCKED_ALL } CommBlock;
+CommBlock comm_blocked(int *from);
 // One line on what this rank's collectives do now, for a hang's report:
 // "waits in all_gather #3 (forward, layer 2; 4.1 KiB)", or that the caller is
 // not in a collective and where it is. Safe from any thread.

@@ -42,6 +42,11 @@ typedef struct {
     void (*close)(void);      // optional: at comm_finalize
 } CommBackend;
 
+// 1 while the comm thread is inside one of MPI's collectives that no rank
+// leaves before every rank has entered it (an all-reduce, reduce-scatter or
+// all-gather of some elements, a barrier): for a watchdog that proves a deadlock.
+int comm_mpi_waits_for_all(void);
+
 extern const CommBackend comm_backend_mpi, comm_backend_ring, comm_backend_naive, comm_backend_tree, comm_backend_rd,
     comm_backend_rabenseifner, comm_backend_hier, comm_backend_auto;
 #ifdef ZC_CUDA

@@ -52,11 +52,22 @@ static const void *inplace_rs(const CommOp *o) {
     return (const char *)o->send + (size_t)rt.rank * o->count * dtype_size(o->dt);
 }
 
+// Each rank's result holds every rank's input, so none can leave before all
+// are in (with no elements, MPI may return at once).
+static _Atomic int waits_for_all;
+int comm_mpi_waits_for_all(void) { return waits_for_all; }
+
+static int needs_every_rank(const CommOp *o) {
+    if (o->kind == COLL_BARRIER) return 1;
+    return o->count > 0 && (o->kind == COLL_ALL_REDUCE || o->kind == COLL_REDUCE_SCATTER || o->kind == COLL_ALL_GATHER);
+}
+
 static CommRun mpi_run(const CommOp *o) {
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Datatype t = mpi_type(o->dt);
     int n = mpi_count(o->count);
     const char *inplace = (const char *)o->recv + (size_t)rt.rank * o->count * dtype_size(o->dt);
+    waits_for_all = needs_every_rank(o);
     switch (o->kind) {
     case COLL_ALL_REDUCE:
         CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, o->recv, n, t, mpi_op(o->op, o->dt), w));
@@ -90,6 +101,7 @@ static CommRun mpi_run(const CommOp *o) {
     default:
         fatal("comm mpi: unknown collective %d", (int)o->kind);
     }
+    waits_for_all = 0;
     return (CommRun){ COMM_SENT_MODEL, 0, ALGO_MPI };  // the library does not say what it sent
 }
 

@@ -278,6 +278,26 @@ static void expect_length(int f, size_t bytes) {
 static _Atomic unsigned long messages;
 unsigned long p2p_messages(void) { return messages; }
 
+// Per peer, for the same watchdog: a message counts as sent before the rank
+// says it is in it, as received after the rank stops saying it waits for it
+// (so counts read before the state never show a message taken by a rank
+// still seen waiting), and a receiver whose count matches its sender's has
+// nothing on the way from it.
+static _Atomic unsigned long sent_to[P2P_TRACK], received_from[P2P_TRACK];
+unsigned long p2p_sent_to(int rank) { return rank >= 0 && rank < P2P_TRACK ? sent_to[rank] : 0; }
+unsigned long p2p_received_from(int rank) { return rank >= 0 && rank < P2P_TRACK ? received_from[rank] : 0; }
+static void sending(int to) {
+    if (to < P2P_TRACK) sent_to[to]++;
+}
+static void received(int from) {
+    if (from < P2P_TRACK) received_from[from]++;
+}
+
+int p2p_waits_for(void) {
+    int kind = in_msg.kind;
+    return kind == IN_RECV || kind == IN_BOTH ? in_msg.from : -1;
+}
+
 static void counted(int to, size_t bytes) {
     messages++;
     p.count.sent += bytes;
@@ -286,6 +306,7 @@ static void counted(int to, size_t bytes) {
 
 void send_recv(const Group *g, const void *out, size_t out_bytes, int to, void *in, size_t in_bytes, int from) {
     int t = world_rank(g, to), f = world_rank(g, from);
+    sending(t);
     entering(IN_BOTH, t, out_bytes, f, in_bytes);
     cross_link(t, out_bytes);
     if (run.strict) {  // the send in flight while the length is checked: still no deadlock
@@ -298,11 +319,13 @@ void send_recv(const Group *g, const void *out, size_t out_bytes, int to, void *
         CHECK_MPI(MPI_Sendrecv(out, bytes_int(out_bytes), MPI_BYTE, t, TAG, in, bytes_int(in_bytes), MPI_BYTE, f,
                                TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     in_msg.kind = IN_NONE;
+    received(f);
     counted(t, out_bytes);
 }
 
 void send_to(const Group *g, const void *buf, size_t bytes, int to) {
     int t = world_rank(g, to);
+    sending(t);
     entering(IN_SEND, t, bytes, -1, 0);
     cross_link(t, bytes);
     CHECK_MPI(MPI_Send(buf, bytes_int(bytes), MPI_BYTE, t, TAG, MPI_COMM_WORLD));
@@ -316,5 +339,6 @@ void recv_from(const Group *g, void *buf, size_t bytes, int from) {
     if (run.strict) expect_length(f, bytes);
     CHECK_MPI(MPI_Recv(buf, bytes_int(bytes), MPI_BYTE, f, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     in_msg.kind = IN_NONE;
+    received(f);
     messages++;
 }

@@ -79,6 +79,14 @@ void p2p_text(const void *ctx, char *buf, size_t len);
 void p2p_describe(char *buf, size_t len);
 // The name of what p2p_begin named last into buf ("" after the run).
 void p2p_running(char *buf, size_t len);
+// For a watchdog that proves a deadlock (any thread, unlocked): the world rank
+// this rank waits to receive from in the message it is in now, else -1; and,
+// per world rank below P2P_TRACK, the messages this rank began to send to it
+// and those it has received from it.
+enum { P2P_TRACK = 64 };
+int p2p_waits_for(void);
+unsigned long p2p_sent_to(int rank);
+unsigned long p2p_received_from(int rank);
 
 // Sends out to member `to` and receives in from member `from` at once (no
 // deadlock whatever the sizes); counted.

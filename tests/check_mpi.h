@@ -310,6 +310,112 @@ static int another_reported(void) {
     return dir && reports_filed(dir) > 0;
 }
 
+// ----------------------------------------------------------------------------
+// a deadlock, proven: every rank waits for what no other rank can give it
+//
+// A rank that waits to receive from rank f, having received every message f
+// began to send it, waits for f to send again; one inside MPI's collective
+// that needs every rank waits for those not in it. Where every rank of the
+// job waits so, and one at least for a message, none can ever go on, however
+// busy the machine: so this verdict is never graded again with more time. At
+// each look, each rank's watchdog leaves its state in the session folder
+// (zc-wait-R: the look's number, then its progress, its message counts per
+// rank, and what holds it) and reads every rank's. A state counts only when
+// it reads the same twice, its rank having looked again in between: at the
+// first read every rank was in it, all at once. The proof takes two to four
+// looks; the limits below took 23 s, beside make test's load, and a grade
+// again at twice the time.
+
+static struct {
+    const char *id;                       // the check these reads belong to
+    int reads;                            // of it, so far
+    unsigned long look[P2P_TRACK];        // each rank's look number at the last read
+    char state[P2P_TRACK][4096];          // and its state then
+} proof;
+
+// All ranks on this node (their files in one folder), and few enough to count.
+static const char *proof_dir(void) {
+    const char *dir = report_dir(), *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    return dir && local && atoi(local) == rt.world && rt.world <= P2P_TRACK ? dir : NULL;
+}
+
+// This rank's state, as one line: the counts first, then what holds it
+// (comm_blocked says why in that order).
+static void wait_state(char *line, size_t len) {
+    size_t n = (size_t)snprintf(line, len, "%lu %lu", comm_progress(), p2p_messages());
+    for (int r = 0; r < rt.world && n < len; r++)
+        n += (size_t)snprintf(line + n, len - n, " %lu %lu", p2p_sent_to(r), p2p_received_from(r));
+    int from = -1;
+    CommBlock b = comm_blocked(&from);
+    if (n < len) snprintf(line + n, len - n, " %d %d", (int)b, from);
+}
+
+static void wait_state_file(const char *dir, unsigned long look) {
+    char path[4096], tmp[4200], line[4096];
+    wait_state(line, sizeof line);
+    snprintf(path, sizeof path, "%s/zc-wait-%d", dir, rt.rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return;
+    int ok = fprintf(f, "%lu %s\n", look, line) > 0;
+    if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) remove(tmp);  // no file: no proof
+}
+
+// Rank r's counts and hold, from its state line; 0 if it does not parse.
+typedef struct { unsigned long sent[P2P_TRACK], received[P2P_TRACK]; int block, from; } WaitState;
+static int wait_state_parse(const char *line, WaitState *w) {
+    char *end = (char *)line;
+    for (int skip = 0; skip < 2; skip++) (void)strtoul(end, &end, 10);  // progress, messages: compared only
+    for (int r = 0; r < rt.world; r++) {
+        w->sent[r] = strtoul(end, &end, 10);
+        w->received[r] = strtoul(end, &end, 10);
+    }
+    w->block = (int)strtol(end, &end, 10);
+    w->from = (int)strtol(end, &end, 10);
+    return *end == '\n' || *end == '\0';
+}
+
+// 1 if every rank is held as above: each waits for a message from a rank that
+// has sent it nothing it has not received, or in MPI's collective, and one
+// at least for a message.
+static int deadlocked(const WaitState *w) {
+    int receivers = 0;
+    for (int r = 0; r < rt.world; r++) {
+        if (w[r].block == COMM_BLOCKED_ALL) continue;
+        int f = w[r].from;
+        if (w[r].block != COMM_BLOCKED_RECV || f < 0 || f >= rt.world) return 0;
+        if (w[f].sent[r] != w[r].received[f]) return 0;  // a message on its way
+        receivers++;
+    }
+    return receivers > 0;
+}
+
+// Leaves this rank's state and reads every rank's: 1 once a deadlock is proven.
+static int deadlock_proven(const char *id) {
+    const char *dir = proof_dir();
+    if (!dir) return 0;
+    if (proof.id != id) proof.id = id, proof.reads = 0;
+    static unsigned long looks;
+    wait_state_file(dir, ++looks);
+    static WaitState w[P2P_TRACK];
+    int stable = proof.reads > 0;
+    for (int r = 0; r < rt.world; r++) {
+        char path[4096], line[4200] = "";
+        snprintf(path, sizeof path, "%s/zc-wait-%d", dir, r);
+        FILE *f = fopen(path, "r");
+        if (!f || !fgets(line, sizeof line, f)) stable = 0;
+        if (f) fclose(f);
+        char *rest;
+        unsigned long look = strtoul(line, &rest, 10);
+        if (*rest == ' ') rest++;
+        stable = stable && look > proof.look[r] && strcmp(rest, proof.state[r]) == 0 && wait_state_parse(rest, &w[r]);
+        proof.look[r] = look;
+        snprintf(proof.state[r], sizeof proof.state[r], "%s", rest);
+    }
+    proof.reads++;
+    return stable && deadlocked(w);
+}
+
 // The processor time a second of waiting stands for: the rank's own, or its
 // fair share of the machine where it got less than half of that (starved by
 // its own yields: see GRADED_STALL; a rank that spins gets about its share,
@@ -398,7 +504,9 @@ static void *watchdog_thread(void *arg) {
         double used = cpu - watchdog.start_cpu;
         char why[200] = "", load[64];
         if (another_reported())
-            snprintf(why, sizeof why, "stopped with another rank, which timed out");
+            snprintf(why, sizeof why, "stopped with another rank, which stopped first");
+        else if (deadlock_proven(id))
+            snprintf(why, sizeof why, "deadlock, every rank waits for another that waits too");
         else if (c.still_cpu >= GRADED_STALL * k)
             snprintf(why, sizeof why, "no progress in %.0f s of processor time", c.still_cpu);
         else if (c.still >= GRADED_STALL * k)

@@ -7,7 +7,9 @@
 // ever completes is stopped as a loop; one whose messages pass slowly is not
 // stopped; one that waits yielding its core, beside busy processes, is stopped
 // for no progress; one whose threads all sleep is stopped as asleep; one that
-// computes forever (progress at every step) is stopped at its processor time.
+// computes forever (progress at every step) is stopped at its processor time;
+// ranks that all wait on one another are stopped as a deadlock, proven, and
+// ranks that wait for one that computes are not.
 #include "check_mpi.h"
 
 // ----------------------------------------------------------------------------
@@ -56,6 +58,40 @@ START_TEST(exchanges_slowly) {
 }
 END_TEST
 
+// Every rank waits to receive from its left neighbour, which never sends.
+START_TEST(deadlocks) {
+    Group g = p2p_world();
+    int in;
+    recv_from(&g, &in, sizeof in, p2p_mod(&g, g.me - 1));
+}
+END_TEST
+
+// Rank 0 waits for a message from rank 1; the others wait in MPI's barrier,
+// which rank 0 never joins.
+START_TEST(deadlocks_in_a_barrier) {
+    Group g = p2p_world();
+    int in;
+    if (g.me == 0) recv_from(&g, &in, sizeof in, 1);
+    else comm_barrier();
+}
+END_TEST
+
+// Rank 0 computes a while (no compute launched: no progress) before it sends
+// to every other rank, which waits meanwhile: slow, not a deadlock.
+START_TEST(waits_for_slow_rank) {
+    Group g = p2p_world();
+    int v = 7;
+    if (g.me == 0) {
+        double t0 = cpu_s();
+        while (cpu_s() - t0 < GRADED_STALL * graded_scale() / 3) {}
+        for (int r = 1; r < g.size; r++) send_to(&g, &v, sizeof v, r);
+    } else {
+        recv_from(&g, &v, sizeof v, 0);
+    }
+    CK_ALL(v == 7, "rank %d received %d", g.me, v);
+}
+END_TEST
+
 START_TEST(yields) {
     for (;;) sched_yield();  // a rank waiting as Open MPI waits, for what never comes
 }
@@ -84,6 +120,9 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "h.spins", 0, "0", "a loop with no progress", spins };
     g[n++] = (Graded){ "h.exchanges", 0, "0", "messages forever, no collective", exchanges };
     g[n++] = (Graded){ "h.exchanges_slowly", 0, "0", "messages, far apart", exchanges_slowly };
+    g[n++] = (Graded){ "h.deadlocks", 0, "0", "every rank receives, none sends", deadlocks };
+    g[n++] = (Graded){ "h.deadlocks_in_a_barrier", 0, "0", "a receive against MPI's barrier", deadlocks_in_a_barrier };
+    g[n++] = (Graded){ "h.waits_for_slow_rank", 0, "0", "receives from a rank that computes", waits_for_slow_rank };
     g[n++] = (Graded){ "h.yields", 0, "0", "a wait that yields, for nothing", yields };
     g[n++] = (Graded){ "h.sleeps", 0, "0", "every thread asleep", sleeps };
     g[n++] = (Graded){ "h.computes", 0, "0", "compute launched forever", computes };

@@ -127,9 +127,11 @@ programs_of() { grep "^[^|]*|lc$1\." "$checks" | cut -d'|' -f1 | sort -u | tr '\
 why_it_ended() {  # log rc secs id program
   log=$1 rc=$2 secs=$3
   if grep -q '^watchdog: rank ' "$log"; then
-    # (the reason of a rank that timed out, not of one that stopped with it)
-    printf 'timed out, %s: ' "$(sed -n 's/^watchdog: rank [0-9]*: [^:]*: \([^:]*\): .*$/\1/p' "$log" |
-                                grep -v '^stopped with another rank' | head -n 1)"
+    # (the reason of a rank that stopped, not of one that stopped with it; a
+    # deadlock the watchdog proved did not time out)
+    reason=$(sed -n 's/^watchdog: rank [0-9]*: [^:]*: \([^:]*\): .*$/\1/p' "$log" |
+             grep -v '^stopped with another rank' | head -n 1)
+    case $reason in deadlock,*) printf '%s: ' "$reason" ;; *) printf 'timed out, %s: ' "$reason" ;; esac
     sed -n 's/^watchdog: rank \([0-9]*\): [^:]*: [^:]*: \(.*\)$/\1|\2/p' "$log" | sort -t'|' -k1,1n | awk -F'|' '
       # The message each rank is in, if any: who it sends to and receives from.
       function peer(d, verb,   w) {
