@@ -131,6 +131,10 @@ settle
 # time in make test, against 26 s alone (many ranks on two cores, each
 # yielding as it waits, slow one another far beyond their share).
 run 600 "reference trails" tests/trails.sh "$BUILD"
+# The mutation run's tool, installed meanwhile (pip, 14 s in a clean clone,
+# mostly waiting on the network), so that the mutation run, the last suite to
+# end, does not begin with it.
+[ "${SANITIZE:-0}" = 1 ] || beside 300 "the mutation tool (into $BUILD/venv)" tests/grader/mutation_venv.sh "$BUILD"
 settle
 export ZC_TRAIL=compare
 # Those that mostly wait, from now on beside the grader's two below, which

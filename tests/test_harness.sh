@@ -71,19 +71,16 @@ check "messages far apart are progress: the check passes" grep -q "^ok h.exchang
 # four times the limits (so that none of them could have come first); ranks
 # that wait for a rank that computes (for 4 s of processor time, a third of the
 # stall at that scale: several looks) are not a deadlock.
-for c in h.deadlocks h.deadlocks_in_a_barrier; do
-  for n in 2 3; do
-    graded "$c" $n 4
-    check "N=$n $c: stopped as a deadlock" \
-      grep -q "watchdog: rank [0-9]: $c: deadlock, every rank waits for another that waits too" "$tmp/err"
-    check "  and for nothing else" sh -c '! grep -q "$1: \(no progress\|messages pass\|past\|asleep\)" "$2"' sh "$c" "$tmp/err"
-  done
+for cn in h.deadlocks:3 h.deadlocks_in_a_barrier:2; do
+  c=${cn%:*} n=${cn#*:}
+  graded "$c" "$n" 4
+  check "N=$n $c: stopped as a deadlock" \
+    grep -q "watchdog: rank [0-9]: $c: deadlock, every rank waits for another that waits too" "$tmp/err"
+  check "  and for nothing else" sh -c '! grep -q "$1: \(no progress\|messages pass\|past\|asleep\)" "$2"' sh "$c" "$tmp/err"
 done
-for n in 2 3; do
-  graded "h.waits_for_slow_rank" $n 4
-  check "N=$n: ranks that wait for one that computes are not a deadlock: the check passes" \
-    grep -q "^ok h.waits_for_slow_rank" "$tmp/res"
-done
+graded "h.waits_for_slow_rank" 2 4
+check "ranks that wait for one that computes are not a deadlock: the check passes" \
+  grep -q "^ok h.waits_for_slow_rank" "$tmp/res"
 # A rank that waits yielding its core (as Open MPI waits), beside two busy
 # processes per core: Linux's EEVDF scheduler (6.6 on) gives it turns of
 # microseconds, so its own processor time reaches the stall (0.6 s at this
