@@ -149,17 +149,25 @@ why_it_ended() {  # log rc secs id program
             printf "%sranks %s %s", (i ? "; " : ""), ranks[order[i]], d
           } else printf "%srank %s %s", (i ? "; " : ""), ranks[order[i]], d
         }
-        # Messages that cannot meet: a receive whose sender sends elsewhere, or
-        # sends that nobody receives.
+        # Messages that cannot meet: a receive whose sender sends elsewhere,
+        # sends that nobody receives, receives that nobody sends.
         senders = receivers = 0
         for (i = 0; i < nr; i++) { senders += to[rank[i]] != ""; receivers += from[rank[i]] != "" }
         why = ""
         if (senders == nr && receivers == 0)
           why = "Every rank is sending and none receiving: blocking sends before the receives deadlock once a message " \
                 "is too big for MPI to buffer; send and receive at once (send_recv)"
+        if (receivers == nr && senders == 0)
+          why = "Every rank is receiving and none sending: each waits for a message nobody will send; send and " \
+                "receive at once (send_recv)"
         for (i = 0; i < nr && why == ""; i++) {
           r = rank[i]; f = from[r]
           if (f == "" || to[f] == r) continue
+          if (from[f] == r && to[f] == "") {
+            why = "Rank " r " waits for a message from rank " f ", which waits for one from rank " r ": each " \
+                  "receives before it sends"
+            break
+          }
           why = "Rank " r " waits for a message from rank " f ", which " \
                 (to[f] != "" ? "sends to rank " to[f] : from[f] != "" ? "waits to receive from rank " from[f] : \
                  "sends nothing") ": the two disagree on who is whose neighbour"
