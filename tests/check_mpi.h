@@ -318,19 +318,22 @@ static int another_reported(void) {
 // that needs every rank waits for those not in it. Where every rank of the
 // job waits so, and one at least for a message, none can ever go on, however
 // busy the machine: so this verdict is never graded again with more time. At
-// each look, each rank's watchdog leaves its state in the session folder
-// (zc-wait-R: the look's number, then its progress, its message counts per
-// rank, and what holds it) and reads every rank's. A state counts only when
-// it reads the same twice, its rank having looked again in between: at the
-// first read every rank was in it, all at once. It looks four times a second
-// and takes two to four looks; the limits below took 23 s, beside make
-// test's load, and a grade again at twice the time.
+// each look at which its state is the one it saw at its last look, each
+// rank's watchdog leaves it in the session folder (zc-wait-R: the look's
+// number, then its progress, its message counts per rank, and what holds it)
+// and reads every rank's; a rank that got anywhere since its last look
+// writes and reads nothing. A state counts only when it reads the same
+// twice, its rank having looked again in between: at the first read every
+// rank was in it, all at once. It looks four times a second and takes two to
+// four looks; the limits below took 23 s, beside make test's load, and a
+// grade again at twice the time.
+#define DEADLOCK_WHY "deadlock, every rank waits for another that waits too"
 
 static struct {
-    const char *id;                       // the check these reads belong to
-    int reads;                            // of it, so far
+    char mine[4096];                      // this rank's state at its last look
+    unsigned long looks;                  // the looks it has left a state at
     unsigned long look[P2P_TRACK];        // each rank's look number at the last read
-    char state[P2P_TRACK][4096];          // and its state then
+    char state[P2P_TRACK][4096];          // and its state then ("" before: matches none)
 } proof;
 
 // All ranks on this node (their files in one folder), and few enough to count.
@@ -350,9 +353,8 @@ static void wait_state(char *line, size_t len) {
     if (n < len) snprintf(line + n, len - n, " %d %d", (int)b, from);
 }
 
-static void wait_state_file(const char *dir, unsigned long look) {
-    char path[4096], tmp[4200], line[4096];
-    wait_state(line, sizeof line);
+static void wait_state_file(const char *dir, unsigned long look, const char *line) {
+    char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/zc-wait-%d", dir, rt.rank);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
@@ -390,29 +392,33 @@ static int deadlocked(const WaitState *w) {
     return receivers > 0;
 }
 
-// Leaves this rank's state and reads every rank's: 1 once a deadlock is proven.
-static int deadlock_proven(const char *id) {
+// Leaves this rank's state and reads every rank's, where it stands still:
+// 1 once a deadlock is proven.
+static int deadlock_proven(void) {
     const char *dir = proof_dir();
     if (!dir) return 0;
-    if (proof.id != id) proof.id = id, proof.reads = 0;
-    static unsigned long looks;
-    wait_state_file(dir, ++looks);
+    char line[4096];
+    wait_state(line, sizeof line);
+    if (strcmp(line, proof.mine) != 0) {  // it got somewhere: no proof can hold it yet
+        snprintf(proof.mine, sizeof proof.mine, "%s", line);
+        return 0;
+    }
+    wait_state_file(dir, ++proof.looks, line);
     static WaitState w[P2P_TRACK];
-    int stable = proof.reads > 0;
+    int stable = 1;
     for (int r = 0; r < rt.world; r++) {
-        char path[4096], line[4200] = "";
+        char path[4096], theirs[4200] = "";
         snprintf(path, sizeof path, "%s/zc-wait-%d", dir, r);
         FILE *f = fopen(path, "r");
-        if (!f || !fgets(line, sizeof line, f)) stable = 0;
+        if (!f || !fgets(theirs, sizeof theirs, f)) stable = 0;
         if (f) fclose(f);
         char *rest;
-        unsigned long look = strtoul(line, &rest, 10);
+        unsigned long look = strtoul(theirs, &rest, 10);
         if (*rest == ' ') rest++;
         stable = stable && look > proof.look[r] && strcmp(rest, proof.state[r]) == 0 && wait_state_parse(rest, &w[r]);
         proof.look[r] = look;
         snprintf(proof.state[r], sizeof proof.state[r], "%s", rest);
     }
-    proof.reads++;
     return stable && deadlocked(w);
 }
 
@@ -504,7 +510,7 @@ static void *watchdog_thread(void *arg) {
         // A look a second, the limits' accounts kept per second; between looks,
         // every quarter, the deadlock's proof alone (its reads need no pace).
         if (watchdog.id == id && now_s() - c.at < 1.0) {
-            if (deadlock_proven(id)) watchdog_report("deadlock, every rank waits for another that waits too");
+            if (deadlock_proven()) watchdog_report(DEADLOCK_WHY);
             watchdog_nap(0.25);
             continue;
         }
@@ -521,8 +527,8 @@ static void *watchdog_thread(void *arg) {
         char why[200] = "", load[64];
         if (another_reported())
             snprintf(why, sizeof why, "stopped with another rank, which stopped first");
-        else if (deadlock_proven(id))
-            snprintf(why, sizeof why, "deadlock, every rank waits for another that waits too");
+        else if (deadlock_proven())
+            snprintf(why, sizeof why, DEADLOCK_WHY);
         else if (c.still_cpu >= GRADED_STALL * k)
             snprintf(why, sizeof why, "no progress in %.0f s of processor time", c.still_cpu);
         else if (c.still >= GRADED_STALL * k)

@@ -163,14 +163,13 @@ why_it_ended() {  # log rc secs id program
         for (i = 0; i < nr && why == ""; i++) {
           r = rank[i]; f = from[r]
           if (f == "" || to[f] == r) continue
-          if (from[f] == r && to[f] == "") {
+          if (from[f] == r && to[f] == "")
             why = "Rank " r " waits for a message from rank " f ", which waits for one from rank " r ": each " \
                   "receives before it sends"
-            break
-          }
-          why = "Rank " r " waits for a message from rank " f ", which " \
-                (to[f] != "" ? "sends to rank " to[f] : from[f] != "" ? "waits to receive from rank " from[f] : \
-                 "sends nothing") ": the two disagree on who is whose neighbour"
+          else
+            why = "Rank " r " waits for a message from rank " f ", which " \
+                  (to[f] != "" ? "sends to rank " to[f] : from[f] != "" ? "waits to receive from rank " from[f] : \
+                   "sends nothing") ": the two disagree on who is whose neighbour"
         }
         print (why == "" ? "" : ". " why)
       }'
