@@ -524,7 +524,7 @@ static void *watchdog_thread(void *arg) {
         if (running) awake = now;
         log_look(id, &c, k);
         double used = cpu - watchdog.start_cpu;
-        char why[200] = "", load[64];
+        char why[200] = "", load[64];  // no colon: grade.sh reads the line as rank: check: why: state
         if (another_reported())
             snprintf(why, sizeof why, "stopped with another rank, which stopped first");
         else if (deadlock_proven())
@@ -536,7 +536,7 @@ static void *watchdog_thread(void *arg) {
                      "(%ld tasks runnable on %.0f cores)", now - c.since, c.still, c.runnable, c.cores);
         else if (c.loop >= GRADED_LOOP * k)
             snprintf(why, sizeof why, "messages pass, but no collective completes and no compute starts, in %.0f s "
-                     "of %s: a loop that never ends", c.loop, c.loop_cpu >= GRADED_LOOP * k ? "processor time" :
+                     "of %s, a loop that never ends", c.loop, c.loop_cpu >= GRADED_LOOP * k ? "processor time" :
                      "a fair share of the processor");
         else if (used >= GRADED_CPU * k)
             snprintf(why, sizeof why, "past its %.0f s of processor time, still going", GRADED_CPU * k);
