@@ -5,6 +5,8 @@
 #define CHECK_UNIT_H
 
 #include <check.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../common/base.h"
@@ -18,6 +20,22 @@
         uintmax_t x_ = (x), y_ = (y);                                                             \
         if (x_ != y_) ck_abort_msg("Assertion '%s' failed: %s == %ju, %s == %ju", #x " == " #y, #x, x_, #y, y_); \
     } while (0)
+
+// A fresh folder for the suite's files: TEMPLATE ("/tmp/zc_name_XXXXXX") is
+// made unique in place, and the folder is removed with all it holds when the
+// program exits, passed or failed (a crash leaves it, to be looked at).
+static const char *unit_dir_made;
+static int unit_remove_entry(const char *path, const struct stat *st, int type, struct FTW *at) {
+    (void)st, (void)type, (void)at;
+    if (remove(path) != 0) perror(path);
+    return 0;
+}
+static void unit_remove_dir(void) { nftw(unit_dir_made, unit_remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+static inline void unit_temp_dir(char *template) {
+    if (!mkdtemp(template)) fatal("mkdtemp %s failed", template);
+    unit_dir_made = template;
+    atexit(unit_remove_dir);
+}
 
 // main() of a test program: run the suite, exit 0 only if all passed.
 #define UNIT_MAIN(name, make_suite)                              \

@@ -128,7 +128,7 @@ START_TEST(test_bad_files) {
 END_TEST
 
 static Suite *suite(void) {
-    if (!mkdtemp(dir)) fatal("mkdtemp %s failed", dir);
+    unit_temp_dir(dir);
     Suite *s = suite_create("data");
     TCase *tc = tcase_create("words");
     tcase_add_test(tc, test_examples);

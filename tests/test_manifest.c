@@ -288,7 +288,7 @@ START_TEST(test_shards_locate) {
 END_TEST
 
 static Suite *suite(void) {
-    if (!mkdtemp(dir)) fatal("mkdtemp %s failed", dir);
+    unit_temp_dir(dir);
     Suite *s = suite_create("manifest");
     TCase *tl = tcase_create("training checkpoints");
     tcase_add_test(tl, test_shard_ranges);

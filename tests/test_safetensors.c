@@ -464,7 +464,7 @@ START_TEST(test_linear_layers) {
 END_TEST
 
 static Suite *suite(void) {
-    if (!mkdtemp(dir)) fatal("mkdtemp %s failed", dir);
+    unit_temp_dir(dir);
     Suite *s = suite_create("safetensors");
     TCase *tc = tcase_create("safetensors");
     tcase_add_test(tc, test_round_trip);
