@@ -44,6 +44,10 @@ export NODE_NETNS_PREFIX=$prefix
 cleanup() { nodes_remove; rm -rf "$tmp"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+# Open MPI's session folders (ompi.HOST.UID under TMPDIR) in the scratch
+# folder: a node whose daemon the suite kills cannot remove its own, which
+# stayed in /tmp after every run.
+mkdir "$tmp/sessions" && export TMPDIR="$tmp/sessions"
 nodes_make "$prefix" 3 || skip "$nodes_why"
 unshare --uts true 2>/dev/null || skip "cannot make a UTS namespace"
 
