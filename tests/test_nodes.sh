@@ -44,10 +44,11 @@ export NODE_NETNS_PREFIX=$prefix
 cleanup() { nodes_remove; rm -rf "$tmp"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-# Open MPI's session folders (ompi.HOST.UID under TMPDIR) in the scratch
-# folder: a node whose daemon the suite kills cannot remove its own, which
-# stayed in /tmp after every run.
-mkdir "$tmp/sessions" && export TMPDIR="$tmp/sessions"
+# Open MPI's session folders (ompi.HOST.UID under TMPDIR) and shared-memory
+# segments (vader_segment.HOST.*, in /dev/shm) in the scratch folder: the
+# ranks and daemon of a node the suite kills cannot remove theirs, which
+# stayed in /tmp and /dev/shm after every run.
+mkdir "$tmp/sessions" && export TMPDIR="$tmp/sessions" OMPI_MCA_btl_vader_backing_directory="$tmp/sessions"
 nodes_make "$prefix" 3 || skip "$nodes_why"
 unshare --uts true 2>/dev/null || skip "cannot make a UTS namespace"
 
