@@ -313,6 +313,7 @@ fi
 
 for k in $lectures; do
   w=$work/lc$k
+  total=$(wc -l <"$w/order")  # this lecture's (step 1 left the last lecture's)
   awk -F'|' -v k="$k" '$1 == k' "$queue.out" | cut -d'|' -f2- >"$w/tograde.out"
 
   # 5. Each kill confirmed: the reference, graded through the same path, passes
