@@ -141,11 +141,11 @@ static void dnnl_ok(dnnl_status_t st, const char *what) {
 
 // One shape's bf16 matmul primitive and its three memories, made once (as a
 // program would cache it): the operands row-major as the course stores them,
-// op() by strides. And its twin that reads the weights in the layout oneDNN
-// chose for them (packed: a copy of mem[1], reordered once).
+// op() by strides. And its twin (prim[1]) that reads the weights in the
+// layout oneDNN chose for them (weights[1]: weights[0] reordered once).
 typedef struct {
-    dnnl_primitive_t prim, prim_packed;
-    dnnl_memory_t mem[3], packed;
+    dnnl_primitive_t prim[2];
+    dnnl_memory_t src, weights[2], dst;
     const char *impl;
 } Bf16Matmul;
 
@@ -164,15 +164,15 @@ static dnnl_primitive_desc_t matmul_pd(dnnl_engine_t eng, const dnnl_memory_desc
 
 static dnnl_stream_t stream;
 
-// The weights of m (mem[1]) copied into the layout the packed twin reads.
+// The weights of m copied into the layout the packed twin reads.
 static void pack_weights(dnnl_engine_t eng, Bf16Matmul *m, const dnnl_memory_desc_t *plain,
                          const dnnl_memory_desc_t *packed) {
-    dnnl_ok(dnnl_memory_create(&m->packed, packed, eng, DNNL_MEMORY_ALLOCATE), "the packed weights' memory");
+    dnnl_ok(dnnl_memory_create(&m->weights[1], packed, eng, DNNL_MEMORY_ALLOCATE), "the packed weights' memory");
     dnnl_primitive_desc_t rpd;
     dnnl_ok(dnnl_reorder_primitive_desc_create(&rpd, plain, eng, packed, eng, NULL), "a reorder's descriptor");
     dnnl_primitive_t r;
     dnnl_ok(dnnl_primitive_create(&r, rpd), "the reorder");
-    dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, m->mem[1] }, { DNNL_ARG_TO, m->packed } };
+    dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, m->weights[0] }, { DNNL_ARG_TO, m->weights[1] } };
     dnnl_ok(dnnl_primitive_execute(r, stream, 2, args), "the reorder");
     dnnl_ok(dnnl_stream_wait(stream), "dnnl_stream_wait");
     dnnl_ok(dnnl_primitive_destroy(r), "dnnl_primitive_destroy");
@@ -190,24 +190,24 @@ static Bf16Matmul bf16_matmul(dnnl_engine_t eng, const Shape *s) {
     Bf16Matmul m;
     dnnl_primitive_desc_t pd = matmul_pd(eng, md);
     dnnl_ok(dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &m.impl), "its implementation's name");
-    dnnl_ok(dnnl_primitive_create(&m.prim, pd), "the bf16 matmul primitive");
-    void *data[3] = { H[0], H[1], C };
-    for (int k = 0; k < 3; k++) dnnl_ok(dnnl_memory_create(&m.mem[k], &md[k], eng, data[k]), "dnnl_memory_create");
+    dnnl_ok(dnnl_primitive_create(&m.prim[0], pd), "the bf16 matmul primitive");
+    dnnl_ok(dnnl_memory_create(&m.src, &md[0], eng, H[0]), "dnnl_memory_create");
+    dnnl_ok(dnnl_memory_create(&m.weights[0], &md[1], eng, H[1]), "dnnl_memory_create");
+    dnnl_ok(dnnl_memory_create(&m.dst, &md[2], eng, C), "dnnl_memory_create");
     dnnl_ok(dnnl_primitive_desc_destroy(pd), "dnnl_primitive_desc_destroy");
     dnnl_memory_desc_t any[3] = { md[0], md[1], md[2] };
     dnnl_ok(dnnl_memory_desc_init_by_tag(&any[1], 2, db, dnnl_bf16, dnnl_format_tag_any), "a bf16 memory descriptor");
     pd = matmul_pd(eng, any);
-    dnnl_ok(dnnl_primitive_create(&m.prim_packed, pd), "the packed bf16 matmul primitive");
+    dnnl_ok(dnnl_primitive_create(&m.prim[1], pd), "the packed bf16 matmul primitive");
     pack_weights(eng, &m, &md[1], dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
     dnnl_ok(dnnl_primitive_desc_destroy(pd), "dnnl_primitive_desc_destroy");
     return m;
 }
 
 static void bf16_matmul_free(Bf16Matmul *m) {
-    for (int k = 0; k < 3; k++) dnnl_ok(dnnl_memory_destroy(m->mem[k]), "dnnl_memory_destroy");
-    dnnl_ok(dnnl_memory_destroy(m->packed), "dnnl_memory_destroy");
-    dnnl_ok(dnnl_primitive_destroy(m->prim), "dnnl_primitive_destroy");
-    dnnl_ok(dnnl_primitive_destroy(m->prim_packed), "dnnl_primitive_destroy");
+    dnnl_memory_t mem[4] = { m->src, m->weights[0], m->weights[1], m->dst };
+    for (int k = 0; k < 4; k++) dnnl_ok(dnnl_memory_destroy(mem[k]), "dnnl_memory_destroy");
+    for (int k = 0; k < 2; k++) dnnl_ok(dnnl_primitive_destroy(m->prim[k]), "dnnl_primitive_destroy");
 }
 
 static Bf16Matmul *timed;  // what gemm_bf16 runs
@@ -216,10 +216,9 @@ static Bf16Matmul *timed;  // what gemm_bf16 runs
 // operands widened as lc5 widens them, then OpenBLAS's or oneDNN's fp32 product.
 static void gemm_bf16(int lib, const Shape *s) {
     if (lib < 2) {
-        dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, timed->mem[0] },
-                                    { DNNL_ARG_WEIGHTS, lib ? timed->packed : timed->mem[1] },
-                                    { DNNL_ARG_DST, timed->mem[2] } };
-        dnnl_ok(dnnl_primitive_execute(lib ? timed->prim_packed : timed->prim, stream, 3, args), "the bf16 matmul");
+        dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, timed->src }, { DNNL_ARG_WEIGHTS, timed->weights[lib] },
+                                    { DNNL_ARG_DST, timed->dst } };
+        dnnl_ok(dnnl_primitive_execute(timed->prim[lib], stream, 3, args), "the bf16 matmul");
         dnnl_ok(dnnl_stream_wait(stream), "dnnl_stream_wait");
         return;
     }
