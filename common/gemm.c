@@ -23,6 +23,10 @@
 #endif
 
 static int use_onednn[2];  // [large]: 1 dnnl_sgemm, 0 cblas_sgemm
+// Counted where each library is called, so a test can see which one ran on any
+// processor (their bits may differ or not). The products run on the rank's
+// main thread alone.
+static long calls[2];
 
 static int is_large(int M, int N, int K) { return M > ZC_GEMM_SPLIT || N > ZC_GEMM_SPLIT || K > ZC_GEMM_SPLIT; }
 
@@ -32,7 +36,10 @@ void gemm_init(void) {
     const char *g = getenv("ZC_GEMM");  // openblas or onednn (env checks it) for every product, else the build's choice
     use_onednn[0] = strcmp(g && *g ? g : ZC_GEMM_SMALL, "onednn") == 0;
     use_onednn[1] = strcmp(g && *g ? g : ZC_GEMM_LARGE, "onednn") == 0;
+    calls[0] = calls[1] = 0;
 }
+
+void gemm_calls(long out[2]) { out[0] = calls[0], out[1] = calls[1]; }
 
 const char *gemm_library_of(int M, int N, int K) {
     return use_onednn[is_large(M, N, K)] ? "onednn" : "openblas";
@@ -48,10 +55,12 @@ void gemm_f32(int ta, int tb, int M, int N, int K, const float *A, int lda, cons
     if (use_onednn[is_large(M, N, K)]) {
         dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
         if (st != dnnl_success) fatal("dnnl_sgemm %dx%dx%d failed (oneDNN status %d)", M, N, K, (int)st);
+        calls[1]++;
         return;
     }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
                 lda, B, ldb, beta, C, ldc);
+    calls[0]++;
 }
 
 // One class's library in words: "oneDNN 2.6.3 (dnnl_sgemm), 1.13x OpenBLAS's speed".

@@ -16,5 +16,7 @@ void gemm_f32(int ta, int tb, int M, int N, int K, const float *A, int lda, cons
 const char *gemm_library_of(int M, int N, int K);
 // The library in words, for the reports: which one, and why.
 const char *gemm_library(void);
+// Products run on each library since gemm_init: calls[0] OpenBLAS, calls[1] oneDNN.
+void gemm_calls(long calls[2]);
 
 #endif

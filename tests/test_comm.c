@@ -466,9 +466,13 @@ START_TEST(test_auto_chooses) {
             mem_free(x);
             mem_free(y);
         }
-    // Where the model prefers another algorithm somewhere (N = 4: rd for small
-    // all-reduces), the check above is one a ring-only rule fails.
-    if (rt.world == 4) CK_ALL(differ > 0, "at N=4 the model prefers the ring everywhere: this check shows nothing");
+    // Where the model prefers another algorithm somewhere, the check above is
+    // one a ring-only rule fails. With the built-in fit it does at N = 4 on any
+    // number of cores (every rank shares them alike in each algorithm); a fit
+    // measured here (make comm-fit) may find the ring fastest everywhere.
+    const char *from = comm_fit_loaded_from();
+    if (rt.world == 4 && from && strncmp(from, "built in", 8) == 0)
+        CK_ALL(differ > 0, "at N=4 the built-in fit prefers the ring everywhere: this check shows nothing");
 }
 END_TEST
 
