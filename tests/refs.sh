@@ -1,13 +1,14 @@
 #!/bin/sh
 # Trains lc0 (the tree's, in BUILD) once on each configuration of
-# tests/ref_configs and keeps its loss curve and final model in BUILD/test/ref:
-# the reference that later stages are graded against (tests/run.sh, make grade).
-# Prints the reason and exits 1 if a reference fails to train.
-# usage: tests/refs.sh [BUILD_DIR]
+# tests/ref_configs and keeps its loss curve and final model in REF_DIR
+# (default BUILD/test/ref): the reference that later stages are graded against
+# (tests/run.sh, make grade). Prints the reason and exits 1 if a reference
+# fails to train.
+# usage: tests/refs.sh [BUILD_DIR [REF_DIR]]
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
-ref="$BUILD/test/ref"
+ref=${2:-$BUILD/test/ref}
 mkdir -p "$ref"
 bad=0
 # Read from the file, not a pipe, so the verdict survives the loop.

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Runs every suite: the floors of common/, the single-process suites, the lc0
 # reference runs that later stages are graded against, the multi-rank suites at
-# N = 1, 2, 3, 4 (3 gives uneven shards), the command-line checks, hostile input
-# and faults, training checkpoints, and the GPU suites (which say SKIPPED where
-# there is no GPU).
+# N = 1, 2, 3, 4 (3 gives uneven shards), the same numeric suites with the
+# matrix libraries on older instruction sets, the command-line checks, hostile
+# input and faults, training checkpoints, and the GPU suites (which say SKIPPED
+# where there is no GPU).
 # Exits non-zero on any failure.
 # usage: tests/run.sh [BUILD_DIR]      (SANITIZE=1: suppress Open MPI's own leaks)
 set -u
@@ -161,6 +162,11 @@ run 120 test_lc0 "$BUILD/test/test_lc0"
 # is printed: SEED=s repeats a draw), graded as a learner's files: a survivor
 # not argued equivalent is a check that no longer catches what it should.
 [ "${SANITIZE:-0}" = 1 ] || run 1800 "the grader's mutants (a sample)" env BUILD="$BUILD" SAMPLE=10 tests/grader/mutants.sh
+# The numeric suites again with the matrix libraries held to older
+# instruction sets (AVX2, then AVX without FMA): what other processors would
+# compute, checked here.
+run 600 "the numeric suites on AVX2's kernels" tests/isa.sh "$BUILD" avx2
+run 600 "the numeric suites on AVX's kernels" tests/isa.sh "$BUILD" avx
 run 300 "make's variables" tests/test_make_vars.sh "$BUILD"
 run 120 "the grading harness" tests/test_harness.sh "$BUILD"
 run 800 "training checkpoints" tests/test_checkpoint.sh "$BUILD"

@@ -2,16 +2,19 @@
 # Records the reference trails (tests/trail.h): the graded checks of each
 # stage's test program, run by the tree's own build at every N they are graded
 # at; those that train end to end keep the whole training state after every
-# step in BUILD/test/ref/trails. A learner's build is compared with them (make grade),
-# and so is the reference itself (make test: the same bits). Prints the reason
-# and exits 1 if a check fails while recording.
-# usage: tests/trails.sh [BUILD_DIR]     (TRAIL_JOBS: programs recorded at once;
-#        default the cores, at most 4)
+# step in REF_DIR/trails (default BUILD/test/ref, where lc0's references are).
+# A learner's build is compared with them (make grade), and so is the reference
+# itself (make test: the same bits). Prints the reason and exits 1 if a check
+# fails while recording.
+# usage: tests/trails.sh [BUILD_DIR [REF_DIR]]     (TRAIL_JOBS: programs
+#        recorded at once; default the cores, at most 4)
 set -u
 BUILD=${1:-build}
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.." || exit 2
-export ZC_REF="$BUILD/test/ref" CK_FORK=no ZC_TRAIL=record
+# (the --one runs below inherit it)
+[ "${2:-}" = --one ] || export ZC_REF="${2:-$BUILD/test/ref}"
+export CK_FORK=no ZC_TRAIL=record
 
 # (internal) One test program at one N: tests/trails.sh BUILD --one DIR P N,
 # its output in DIR/P-N<N>.out and a file DIR/P-N<N>.failed (the checks' ids)
