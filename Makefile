@@ -24,6 +24,13 @@
 #   make clean
 #   V=1             show every compiler command in full
 
+# A variable given on make's command line is data, as it is in the
+# environment: make would expand it (a '$(shell ...)' in LC or ARGS would run)
+# wherever it is read, and when it puts it in a recipe's environment. Each one
+# is made a simple variable holding its text as typed, before anything reads
+# it, and exported as a command line's variables are.
+$(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(eval override $(v) := $$(value $(v)))$(eval export $(v))))
+
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2

@@ -54,10 +54,26 @@ refused "a number of ranks" RANKS="4; touch $marker" -- run
 refused "give the lecture" LC="1\`touch $marker\`" -- exercise
 refused "unexpected argument" LC=2 N=2 ARGS="--steps 3 \`touch $marker\`" MINE="$mine" -- mine
 check "no file named after a variable in the checkout" sh -c '! ls | grep -q "^MINE=\|^BUILD="'
+# The same on make's command line, where make itself would expand a '$(...)'
+# (in every recipe's environment) before any script saw the value.
+refused_here() {
+  says=$1; shift
+  refused "$says" -- "$@"
+}
+refused_here "no such lecture" grade LC="2\$(shell touch $marker)" MINE="$mine"
+refused_here "no such check" grade LC=2 CHECK='$(x)' MINE="$mine"
+refused_here "no such check" grade LC=2 CHECK="lc2.1a\$(shell touch $marker)" MINE="$mine"
+refused_here "unexpected argument" mine LC=2 N=2 ARGS="--steps 3 \$(shell touch $marker)" MINE="$mine"
+rm -f "$marker"
+make -s --no-print-directory stages LC="\$(shell touch $marker)" >"$tmp/out" 2>&1
+check "make stages with LC='\$(shell ...)' on its command line runs nothing" test ! -e "$marker"
 # BUILD names folders in make's own rules: refused by make itself.
 rm -f "$marker"
 make -s --no-print-directory grade "BUILD=x;touch $marker" >"$tmp/out" 2>"$tmp/err"
 check "BUILD with a ';' refused by make, nothing run ($(head -n 1 "$tmp/err"))" \
+  sh -c "grep -q 'a folder name of letters' '$tmp/err' && [ ! -e '$marker' ]"
+make -s --no-print-directory stages "BUILD=\$(shell touch $marker)" >"$tmp/out" 2>"$tmp/err"
+check "BUILD with a '\$(shell ...)' refused by make, nothing run ($(head -n 1 "$tmp/err"))" \
   sh -c "grep -q 'a folder name of letters' '$tmp/err' && [ ! -e '$marker' ]"
 
 # ARGS are words, never file patterns: a loss log named with a '*' writes that
