@@ -2,7 +2,9 @@
 #include "env.h"
 #include "file.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +18,21 @@ typedef struct {
     double lo, hi;            // a number in [lo, hi]; lo > hi: not a number (checked by its reader)
     const char *unit;         // how the refusal names the value; for a word: the words it may be
     int word;                 // 1: one of the words in unit, whole
+    int decimal;              // 1: any finite number in [lo, hi], not only a whole one
 } Var;
 
 static const Var vars[] = {
-    { "ZC_START_TIMEOUT_S", 1, 86400, "whole seconds", 0 },
-    { "ZC_HOST_MEM_MB", 1, 1e9, "whole MiB", 0 },
-    { "ZC_TRACE_LIMIT_KB", 1, 1e9, "whole KiB", 0 },
-    { "ZC_LINK", 1, 0, NULL, 0 },
-    { "ZC_COMM_FIT", 1, 0, NULL, 0 },
-    { "ZC_POOL_RELEASE", 0, 1, "0 or 1", 0 },
-    { "ZC_CKPT_KILL_AT", 1, 1e9, "a step", 0 },
-    { "ZC_GRADING", 1, 0, NULL, 0 },
-    { "ZC_GEMM", 1, 0, "openblas onednn", 1 },
+    { "ZC_START_TIMEOUT_S", 1, 86400, "whole seconds", 0, 0 },
+    { "ZC_HOST_MEM_MB", 1, 1e9, "whole MiB", 0, 0 },
+    { "ZC_TRACE_LIMIT_KB", 1, 1e9, "whole KiB", 0, 0 },
+    { "ZC_LINK", 1, 0, NULL, 0, 0 },
+    { "ZC_COMM_FIT", 1, 0, NULL, 0, 0 },
+    { "ZC_POOL_RELEASE", 0, 1, "0 or 1", 0, 0 },
+    { "ZC_CKPT_KILL_AT", 1, 1e9, "a step", 0, 0 },
+    { "ZC_GRADING", 1, 0, NULL, 0, 0 },
+    { "ZC_GEMM", 1, 0, "openblas onednn", 1, 0 },
+    { "ZC_TIME_SCALE", 0.01, 100, "a factor", 0, 1 },
+    { "ZC_WATCHDOG_LOG", 1, 0, NULL, 0, 0 },
 };
 #define NVARS (int)(sizeof vars / sizeof vars[0])
 
@@ -42,13 +47,14 @@ static const Var *find(const char *name) {
 // ----------------------------------------------------------------------------
 // reading
 
-// 1 and *x if s is, whole, a whole number in [v->lo, v->hi].
+// 1 and *x if s is, whole, a number in [v->lo, v->hi] (a whole one unless
+// v->decimal; never inf or nan, which strtod takes).
 static int parse(const Var *v, const char *s, double *x) {
     char *end;
     errno = 0;
-    long long n = strtoll(s, &end, 10);
-    if (end == s || *end || errno || s[0] == ' ' || (double)n < v->lo || (double)n > v->hi) return 0;
-    *x = (double)n;
+    double n = v->decimal ? strtod(s, &end) : (double)strtoll(s, &end, 10);
+    if (end == s || *end || errno || isspace((unsigned char)s[0]) || !isfinite(n) || n < v->lo || n > v->hi) return 0;
+    *x = n;
     return 1;
 }
 
@@ -71,7 +77,7 @@ const char *env_check(void) {
             return why;
         }
         if (!s || vars[i].lo > vars[i].hi || parse(&vars[i], s, &x)) continue;
-        snprintf(why, sizeof why, "%s='%s': expected %s in [%.0f, %.0f]", vars[i].name, file_shown(s), vars[i].unit,
+        snprintf(why, sizeof why, "%s='%s': expected %s in [%.15g, %.15g]", vars[i].name, file_shown(s), vars[i].unit,
                  vars[i].lo, vars[i].hi);
         return why;
     }

@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -24,6 +25,8 @@
 #include "../common/clock.h"
 #include "../common/comm.h"
 #include "../common/comm_p2p.h"
+#include "../common/env.h"
+#include "../common/file.h"
 #include "../common/rt.h"
 
 // Fails the test on every rank if cond is false on any rank.
@@ -142,11 +145,9 @@ static inline int listed(const char *list, const char *word) {
     return 0;
 }
 
-static inline double graded_scale(void) {
-    const char *scale = getenv("ZC_TIME_SCALE");
-    double k = scale ? atof(scale) : 1.0;
-    return k > 0 ? k : 1.0;
-}
+// ZC_TIME_SCALE, read strictly by common/env (rt_init refuses a bad value, or
+// one not the same on every rank, before any check; graded_list before it lists).
+static inline double graded_scale(void) { return env_number("ZC_TIME_SCALE", 1.0); }
 
 // The wall-clock seconds a check may take at most (the grader's own limit
 // for a program is the sum of its checks').
@@ -154,6 +155,11 @@ static inline double graded_budget(void) { return GRADED_WALL * graded_scale(); 
 
 // The graded checks, one line each: id|points|ranks|budget|title.
 static inline int graded_list(const Graded *g, int n) {
+    const char *why = env_check();
+    if (why) {
+        fprintf(stderr, "%s\n", why);
+        return 2;
+    }
     for (int i = 0; i < n; i++)
         if (g[i].points > 0) printf("%s|%d|%s|%.0f|%s\n", g[i].id, g[i].points, g[i].ns, graded_budget(), g[i].title);
     return EXIT_SUCCESS;
@@ -476,6 +482,17 @@ static void log_line(const char *fmt, ...) {
     fclose(f);
 }
 
+// A log that cannot be written is refused at the start, on every rank
+// together, not found empty after the run.
+static void watchdog_log_writable(void) {
+    const char *path = getenv("ZC_WATCHDOG_LOG");
+    static char why[700];
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (path && !f) snprintf(why, sizeof why, "ZC_WATCHDOG_LOG='%s': cannot write it: %s", file_shown(path), strerror(errno));
+    if (f) fclose(f);
+    agree_input(path && !f ? why : NULL);
+}
+
 static void log_look(const char *id, const Charge *c, double k) {
     if (c->still < 0.1 * GRADED_STALL * k && c->loop < 0.1 * GRADED_LOOP * k) return;
     log_line("%s rank %d of %d: still %.2f s (%.2f of processor time), loop %.2f s, share %.3f", id, rt.rank,
@@ -682,6 +699,7 @@ static inline int run_graded(const Graded *g, int n) {
         if (argc == 2 && strcmp(argv[1], "--list") == 0) return graded_list(g_, n_); \
         setenv("ZC_GRADING", "1", 0);                                             \
         rt_init(&argc, &argv, name);                                              \
+        watchdog_log_writable();                                                  \
         setup();                                                                  \
         int failed = run_graded(g_, n_);                                          \
         rt_exit(failed ? EXIT_FAILURE : EXIT_SUCCESS);                            \

@@ -347,6 +347,24 @@ done
 for v in 1e3 18014398509481984 0.5; do
   ZC_TRACE_LIMIT_KB=$v expect 2 2 "ZC_TRACE_LIMIT_KB='$v': expected whole KiB" "$lc1" $S --trace "$tmp/t.json"
 done
+# The graded checks' time limits: a factor in range, the same on every rank,
+# refused by the test program and by make grade before anything runs (inf
+# removed every bound, abc meant 1, 1e-300 failed the reference's own checks).
+lc1t=$B/../test/test_lc1
+for v in inf abc 1e-300 0 -1 nan '' ' 2' 2x 101; do
+  ZC_TIME_SCALE=$v expect 2 2 "ZC_TIME_SCALE='$v': expected a factor in [0.01, 100]" "$lc1t"
+  ZC_TIME_SCALE=$v expect 1 2 "ZC_TIME_SCALE='$v': expected a factor in [0.01, 100]" "$lc1t" --list
+done
+expect 2 2 "ZC_TIME_SCALE is not the same on every rank" sh -c "$one_rank" ZC_TIME_SCALE=2 "$lc1t"
+mkdir -p "$tmp/mine/lc0_adam" && cp lc0_adam/adam.c "$tmp/mine/lc0_adam/"
+ZC_TIME_SCALE=inf MINE=$tmp/mine LC=0 GRADE_DIR=$tmp/grade tests/grader/grade.sh >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "make grade refuses ZC_TIME_SCALE=inf in one line, status 2 (got $rc)" \
+  sh -c "[ $rc = 2 ] && [ \$(grep -c . '$tmp/err') = 1 ] && grep -q \"ZC_TIME_SCALE='inf'\" '$tmp/err'"
+# Its watchdog's log: a file it can write, on every rank, the same everywhere.
+expect 2 2 "ZC_WATCHDOG_LOG='$tmp/none/w.log': cannot write it: No such file or directory" env \
+  ZC_WATCHDOG_LOG="$tmp/none/w.log" ZC_REF="$tmp" "$lc1t"
+expect 2 2 "ZC_WATCHDOG_LOG is not the same on every rank" sh -c "$one_rank" ZC_WATCHDOG_LOG="$tmp/w.log" "$lc1t"
 ZC_HOST_MEM_MB=lots expect 1 2 "ZC_HOST_MEM_MB='lots'" "$lc0" $S
 ZC_CKPT_KILL_AT=5x expect 1 2 "ZC_CKPT_KILL_AT='5x'" "$lc0" $S
 ZC_LINK="inter:20us,1GB/s$(printf '%0120d' 0)" expect 2 2 "expected inter:LATENCY,BANDWIDTH" "$lc1" $S

@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 def terminal_checks(path):
     """(check line, points got, points) for each check the terminal printed, and the total."""
     rows, total = [], None
-    for line in open(path, encoding="utf-8"):
+    for line in open(path, encoding="utf-8", errors="replace"):  # a learner's bytes, as the file has them
         m = re.match(r"^(lc\d+\.\w+ .*\(N=\d+\)) \.* (OK|FAIL) (\d+)/(\d+) ", line)
         if m:
             rows.append((m.group(1), int(m.group(3)), int(m.group(4))))

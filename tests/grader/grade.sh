@@ -41,6 +41,26 @@ case $FORMAT in
 esac
 case $GRADE_DIR in /*) ;; *) GRADE_DIR=$top/$GRADE_DIR ;; esac
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
+# RESULTS names a file of its format to write, or one a grade wrote before:
+# never a folder, a link, a device or someone's other file, which it would
+# replace. Its folder must exist: it is checked before the grade, not after.
+if [ -n "$FORMAT" ] && [ "$FORMAT" != text ]; then
+  shown=$(printf '%s' "$RESULTS" | tr '\n\r\t' '???')
+  dir=$(dirname -- "$RESULTS")
+  refuse() { echo "make grade: RESULTS=$shown: $*" >&2; exit 2; }
+  [ -n "$RESULTS" ] || refuse "empty: give a file's name"
+  if [ -L "$RESULTS" ]; then refuse "a link; give the name of a plain file"
+  elif [ -d "$RESULTS" ]; then refuse "a folder; give a file's name (e.g. RESULTS=$shown/results.$([ "$FORMAT" = junit ] && echo xml || echo json))"
+  elif [ -e "$RESULTS" ] && [ ! -f "$RESULTS" ]; then refuse "not a plain file (a device or a pipe): give a file's name"
+  elif [ -f "$RESULTS" ]; then
+    case $FORMAT in
+      gradescope) head -c 200 "$RESULTS" | LC_ALL=C grep -q '^  "execution_time": ' ;;
+      junit) head -c 200 "$RESULTS" | LC_ALL=C grep -q '^<testsuites name="make grade" ' ;;
+    esac || refuse "exists and is not a $FORMAT results file of make grade; remove it or give another name"
+  fi
+  [ -d "$dir" ] || refuse "no folder $(printf '%s' "$dir" | tr '\n\r\t' '???') to write it in"
+  [ -w "$dir" ] || refuse "its folder cannot be written"
+fi
 # The folders the learner's build goes to are handed to make: plain names only.
 for v in "GRADE_DIR=$GRADE_DIR" "BUILD=$BUILD"; do
   case ${v#*=} in *[!A-Za-z0-9._/+-]*)
@@ -88,8 +108,11 @@ done
 mkdir -p "$GRADE_DIR/scratch"
 export ZC_SCRATCH="$GRADE_DIR/scratch"  # the checks' own files: this grade's alone
 checks=$GRADE_DIR/checks verdicts=$GRADE_DIR/verdicts
+# (A program that cannot list says why in one line: ZC_TIME_SCALE out of range.)
 for p in test_lc0 test_lc1 test_lc2 test_lc3 test_lc4 test_lc5 test_comm; do
-  "$BUILD/test/$p" --list </dev/null | sed "s/^/$p|/"
+  "$BUILD/test/$p" --list </dev/null 2>"$GRADE_DIR/list.err" >"$GRADE_DIR/list" ||
+    { echo "make grade: $(head -n 1 "$GRADE_DIR/list.err")" >&2; exit 2; }
+  sed "s/^/$p|/" "$GRADE_DIR/list"
 done >"$checks"
 : >"$verdicts"
 # CHECK and N name checks that exist, at numbers of ranks they run at.
@@ -122,15 +145,36 @@ programs_of() { grep "^[^|]*|lc$1\." "$checks" | cut -d'|' -f1 | sort -u | tr '\
 # ----------------------------------------------------------------------------
 # running checks
 
+# A grade stopped from outside (Ctrl-C, a kill, the terminal closed) stops the
+# check it runs, and its ranks, before it ends: none is left writing into the
+# folder the next grade uses. timeout passes the signal on to what it runs
+# (launch, then mpirun, its ranks); what outlives a few seconds is killed.
+running=""
+stopped() {
+  trap - INT TERM HUP
+  if [ -n "$running" ]; then
+    kill -TERM "$running" 2>/dev/null
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$running" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$running" 2>/dev/null
+  fi
+  echo "make grade: stopped ($1) before it ended: no score" >&2
+  exit "$2"
+}
+trap 'stopped interrupted 130' INT
+trap 'stopped terminated 143' TERM
+trap 'stopped "its terminal closed" 129' HUP
+
 # The one line that says why a run ended early: the watchdog's report of each
 # rank, else the first error line of the first rank that failed, else how it ended.
+# The log is read as text whatever it holds (grep -a): a byte that is not
+# UTF-8 would make grep call it binary, in a UTF-8 locale, and drop the line.
 why_it_ended() {  # log rc secs id program
   log=$1 rc=$2 secs=$3
-  if grep -q '^watchdog: rank ' "$log"; then
+  if grep -aq '^watchdog: rank ' "$log"; then
     # (the reason of a rank that stopped, not of one that stopped with it; a
     # deadlock the watchdog proved did not time out)
     reason=$(sed -n 's/^watchdog: rank [0-9]*: [^:]*: \([^:]*\): .*$/\1/p' "$log" |
-             grep -v '^stopped with another rank' | head -n 1)
+             grep -av '^stopped with another rank' | head -n 1)
     case $reason in deadlock,*) printf '%s: ' "$reason" ;; *) printf 'timed out, %s: ' "$reason" ;; esac
     sed -n 's/^watchdog: rank \([0-9]*\): [^:]*: [^:]*: \(.*\)$/\1|\2/p' "$log" | sort -t'|' -k1,1n | awk -F'|' '
       # The message each rank is in, if any: who it sends to and receives from.
@@ -175,14 +219,14 @@ why_it_ended() {  # log rc secs id program
       }'
     return
   fi
-  line=$(grep -m 1 -E "^rank [0-9]+: |^$5: " "$log")
+  line=$(grep -a -m 1 -E "^rank [0-9]+: |^$5: " "$log")
   if [ -n "$line" ]; then echo "it stopped: $line"; return; fi
   # A segmentation fault says little by itself: say what usually causes it.
   segv=""
-  if grep -q 'signal 11 (Segmentation fault)' "$log" || [ "$rc" -eq 139 ]; then
+  if grep -aq 'signal 11 (Segmentation fault)' "$log" || [ "$rc" -eq 139 ]; then
     segv=": a pointer or an index past its buffer (a loop one step too far, over elements or over layers?)"
   fi
-  line=$(grep -m 1 -E '^launch: rank [0-9]+ ' "$log" | sed 's/^launch: //')
+  line=$(grep -a -m 1 -E '^launch: rank [0-9]+ ' "$log" | sed 's/^launch: //')
   if [ -n "$line" ]; then echo "it crashed: $line$segv"
   elif [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then
     echo "it crashed: the program died of signal $((rc - 128)) ($(kill -l "$((rc - 128))" 2>/dev/null))$segv"
@@ -205,9 +249,15 @@ run_checks() {
     launch="tools/launch $n"
     [ "$n" = 1 ] && launch=""  # one process needs no mpirun (MPI starts as a singleton)
     t0=$(date +%s.%N)
+    # In the background, waited for, so that a Ctrl-C or a kill of the grade
+    # ends it too (stopped() below): timeout runs it in a process group of its
+    # own, which the terminal's signal never reaches.
     # shellcheck disable=SC2086
-    ZC_CHECKS="$pending" ZC_RESULTS="$res" timeout -k 5 "$budget" $launch "$bin/$p" >"$log" 2>&1 </dev/null
+    ZC_CHECKS="$pending" ZC_RESULTS="$res" timeout -k 5 "$budget" $launch "$bin/$p" >"$log" 2>&1 </dev/null &
+    running=$!
+    wait "$running"
     rc=$?
+    running=""
     secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     [ -f "$res" ] || : >"$res"
     awk -v n="$n" '$1 == "ok" { print $2 "|" n "|ok|" $3 "|" }
@@ -283,9 +333,20 @@ $(awk -F'\t' '{ t += $1; g += $2 } END { print t, g }' "$GRADE_DIR/report")
 EOF
   case $FORMAT in
     gradescope|junit)
-      awk -F'\t' -v format="$FORMAT" -v seconds="$(($(date +%s) - started))" -f tests/grader/results.awk \
-        "$GRADE_DIR/report" >"$RESULTS.tmp" && mv "$RESULTS.tmp" "$RESULTS" && echo "$FORMAT results: $RESULTS" ;;
+      # Written beside it under a name of its own, then renamed: a write that
+      # fails (a full disk) leaves the earlier file as it was, and nothing else.
+      # Byte by byte (LC_ALL=C): what is not UTF-8 becomes U+FFFD there.
+      tmp=$(mktemp "$(dirname -- "$RESULTS")/.results.XXXXXX" 2>/dev/null) &&
+        chmod "$(umask -S | tr -d x)" "$tmp" &&
+        LC_ALL=C awk -F'\t' -v format="$FORMAT" -v seconds="$(($(date +%s) - started))" -f tests/grader/results.awk \
+          "$GRADE_DIR/report" >"$tmp" 2>"$GRADE_DIR/results.err" && mv -f -- "$tmp" "$RESULTS" ||
+        results_failed=$(tail -n 1 "$GRADE_DIR/results.err" 2>/dev/null)
+      if [ -n "${results_failed+set}" ]; then
+        [ -n "$tmp" ] && rm -f -- "$tmp"
+        echo "make grade: RESULTS=$shown: not written (${results_failed:-no temporary file beside it})" >&2
+      else echo "$FORMAT results: $RESULTS"; fi ;;
   esac
 fi
 echo "Score: $got/$total"
+[ -z "${results_failed+set}" ] || exit 1
 [ "$total" -gt 0 ] && [ "$got" -eq "$total" ]

@@ -22,7 +22,32 @@ function unescape(s,   out, i, c) {
   return out
 }
 
+# s with every byte that is not part of a well-formed UTF-8 sequence (a
+# learner's program may print any bytes) replaced by U+FFFD, as Python's
+# errors="replace" does: a results file must be valid UTF-8, or the course's
+# tool drops all of it. (Run with LC_ALL=C: one byte per character.)
+function utf8(s,   out, i, n, b, c, k, need, lo, hi, ok) {
+  out = ""
+  n = length(s)
+  for (i = 1; i <= n; i++) {
+    b = byte[substr(s, i, 1)]
+    if (b < 128) { out = out substr(s, i, 1); continue }
+    need = b >= 194 && b <= 223 ? 1 : b >= 224 && b <= 239 ? 2 : b >= 240 && b <= 244 ? 3 : 0
+    lo = b == 224 ? 160 : b == 240 ? 144 : 128  # no overlong forms,
+    hi = b == 237 ? 159 : b == 244 ? 143 : 191  # no surrogates, nothing past U+10FFFF
+    ok = need > 0 && i + need <= n
+    for (k = 1; ok && k <= need; k++) {
+      c = byte[substr(s, i + k, 1)]
+      ok = k == 1 ? c >= lo && c <= hi : c >= 128 && c <= 191
+    }
+    if (ok) { out = out substr(s, i, need + 1); i += need }
+    else out = out "\357\277\275"
+  }
+  return out
+}
+
 function json(s,   out, i, c) {
+  s = utf8(s)
   out = ""
   for (i = 1; i <= length(s); i++) {
     c = substr(s, i, 1)
@@ -37,6 +62,7 @@ function json(s,   out, i, c) {
 }
 
 function xml(s) {
+  s = utf8(s)
   gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s)
   gsub(/"/, "\\&quot;", s); gsub(/'/, "\\&apos;", s)
   gsub(/[\001-\010\013\014\016-\037]/, "", s)  # not allowed in XML 1.0
@@ -45,6 +71,7 @@ function xml(s) {
 
 BEGIN {
   for (i = 1; i < 32; i++) ctl = ctl sprintf("%c", i)
+  for (i = 1; i < 256; i++) byte[sprintf("%c", i)] = i
 }
 
 {
