@@ -8,6 +8,7 @@
 #include "print.h"
 #include "rt.h"
 #include "manifest.h"
+#include "report.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -319,6 +320,7 @@ void checkpoint_save_if_due(const Args *a, long done, DescribeState describe, vo
     describe(trainer, &s);
     s.step = done;
     checkpoint_save(&s);
+    progress_checkpointed(done);
 }
 
 void checkpoint_report(void) {

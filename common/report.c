@@ -48,10 +48,52 @@ static double steptime_median(void) {
 }
 
 // ----------------------------------------------------------------------------
+// the loss log
+
+static Progress *training;  // between progress_start and progress_end: the log a checkpoint keeps
+
+// Copies into the open log w the lines of the log at path ("STEP LOSS"), from
+// the first as long as each is the next step, up to step upto; returns the
+// last step copied. No file: nothing. A resumed run's log so continues the
+// one that ran to its checkpoint (steps 1..upto), and a log kept at a
+// checkpoint goes on from what it holds.
+static long continue_log(AtomicFile *w, const char *path, long upto) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[128];
+    long step = -1, n;
+    double loss;
+    char end;
+    while (step < upto && fgets(line, sizeof line, f) && sscanf(line, "%ld %lf%c", &n, &loss, &end) == 3 &&
+           end == '\n' && (step < 0 || n == step + 1) && n <= upto) {
+        if (fputs(line, w->f) < 0) fatal("%s", file_fail(w, errno));
+        step = n;
+    }
+    fclose(f);
+    return step < 0 ? 0 : step;
+}
+
+// Step s is the first this run logs: after a resume, the saved run's steps come first.
+static void log_begin(Progress *p, long s) {
+    if (s > 0) p->logged = continue_log(&p->loss_log, p->loss_log.path, s);
+}
+
+void progress_checkpointed(long done) {
+    Progress *p = training;
+    if (!p || !p->loss_log.f) return;
+    const char *err = file_commit(&p->loss_log);
+    if (!err) err = file_begin(&p->loss_log, p->a->loss_log, "loss log");
+    if (err) fatal("%s", err);
+    p->logged = continue_log(&p->loss_log, p->loss_log.path, done);
+}
+
+// ----------------------------------------------------------------------------
 // while training
 
 void progress_start(Progress *p, const Args *a, FindNonFinite find, void *trainer) {
     memset(p, 0, sizeof *p);
+    training = p;
+    p->logged = -1;  // nothing logged yet: the first step says where the log begins
     p->a = a;
     p->find = find;
     p->trainer = trainer;
@@ -104,8 +146,10 @@ void progress_end_step(Progress *p, long s, double loss, const char *extra) {
     steptime_record(1e3 * (now_s() - p->step_start));
     p->window_steps++;
     p->steps++;
+    if (p->loss_log.f && p->logged < 0) log_begin(p, s);
     if (p->loss_log.f && fprintf(p->loss_log.f, "%ld %.9g\n", s + 1, loss) < 0)
         fatal("%s", file_fail(&p->loss_log, errno));
+    p->logged = s + 1;
     long steps = p->a->steps;
     int every = p->a->log_every;
     if (every > 0 && (s == 0 || (s + 1) % every == 0 || s + 1 == steps || !isfinite(loss))) {
@@ -119,13 +163,14 @@ void progress_end_step(Progress *p, long s, double loss, const char *extra) {
 }
 
 CommStats progress_end(Progress *p) {
-    CommStats training = comm_stats();  // before the trace's own collectives
-    training.steps = p->steps;
+    CommStats counted = comm_stats();  // before the trace's own collectives
+    counted.steps = p->steps;
     const char *err = p->a->trace ? trace_write(p->a->trace) : NULL;
     if (err) fatal("%s", err);
     err = p->loss_log.f ? file_commit(&p->loss_log) : NULL;
     if (err) fatal("%s", err);
-    return training;
+    training = NULL;
+    return counted;
 }
 
 const char *nonfinite_layer(int l, int out, int in, const float *x, size_t first, size_t count) {

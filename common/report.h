@@ -26,6 +26,7 @@ typedef struct {
     FindNonFinite find;
     void *trainer;
     AtomicFile loss_log;      // rank 0's, while training (loss_log.f NULL: none)
+    long logged;              // the last step in the loss log (a resumed run's continues the saved one's)
     double step_start, window_start;
     long window_steps;        // steps since the last progress line
     long steps;               // steps run since progress_start
@@ -42,7 +43,12 @@ void progress_begin_step(Progress *p);
 // steps prints a progress line (mean time and throughput since the last one)
 // ending with extra. A loss that is not finite stops every rank with exit
 // status 1, naming the step and the tensor; the loss log keeps the steps so far.
+// A run resumed at step s > 0 keeps the log's lines of steps 1..s first.
 void progress_end_step(Progress *p, long s, double loss, const char *extra);
+// A checkpoint of `done` steps was saved (checkpoint calls it): the loss log so
+// far is kept on disk, so that a run resumed from that checkpoint, after this
+// one is lost, continues it.
+void progress_checkpointed(long done);
 // Every rank calls it after step s with the same why: if not NULL, the loss log
 // is kept and every rank stops with exit status 1, rank 0 printing "step s+1: why".
 void progress_stop_if(Progress *p, long s, const char *why);

@@ -187,8 +187,10 @@ expect 2 2 "is incomplete: it has no manifest" "$lc4" $train --steps $S --resume
 
 d=$tmp/x-lc3-3
 ZC_CKPT_KILL_AT=12 timeout 60 tools/launch 3 "$B/lc3_zero2" $train --steps $S --save-every 4 --save-dir "$tmp/crash" \
-  >/dev/null 2>&1
+  --loss-log "$tmp/k.log" >/dev/null 2>&1
 check "the killed run failed" test $? -ne 0
+check "  its loss log holds steps 1..8, as the last complete checkpoint does" \
+  sh -c "head -n 8 '$d/full.log' | cmp -s - '$tmp/k.log'"
 check "it left step 12's files without a manifest" test -f "$tmp/crash/step-00000012/rank-00000.safetensors" -a \
   ! -f "$tmp/crash/step-00000012/manifest"
 check "latest still names step 8" test "$(cat "$tmp/crash/latest")" = step-00000008
@@ -196,6 +198,9 @@ check "the run resumes from step 8" run 3 lc3 --steps $S --resume "$tmp/crash" -
   --save-model "$tmp/r.st"
 check "  exactly as the uninterrupted run" cmp -s "$tmp/r.st" "$d/full.st"
 check "  and its loss log is steps 9..16 of it" sh -c "tail -n 8 '$d/full.log' | cmp -s - '$tmp/r.log'"
+check "resumed into the killed run's loss log, it continues it" run 3 lc3 --steps $S --resume "$tmp/crash" \
+  --loss-log "$tmp/k.log"
+check "  to the uninterrupted run's, byte for byte" cmp -s "$tmp/k.log" "$d/full.log"
 expect 2 2 "is incomplete: it has no manifest" "$B/lc3_zero2" $train --steps $S --resume "$tmp/crash/step-00000012"
 # Saving again into that folder: the incomplete step 12 is not "the checkpoint
 # before" (a prune that took it so would delete step 8, the last good one).
