@@ -101,11 +101,57 @@ refused "a node's name is letters, digits and . _ - (got 'a;b')" --hosts 'a;b:2'
 refused "--hostfile '$tmp/none' is not a readable file" --hostfile "$tmp/none" 2 "$lc1" $S
 refused "give --hostfile or --hosts, not both" --hostfile "$tmp/hosts" --hosts a:1 2 "$lc1" $S
 refused "N = 6 ranks, but the nodes hold 4 slots (node1 node2)" --hostfile "$tmp/hosts" 6 "$lc1" $S
-refused "--iface: an interface name or an address range (got 'eth0;x')" --iface 'eth0;x' 2 "$lc1" $S
+refused "--iface: an interface name or an address range (got 'eth0;x'" --iface 'eth0;x' 2 "$lc1" $S
 refused "--elastic 5: more than the N = 4 the job starts with" --elastic 5 4 "$lc1" $S --save-dir "$tmp/e"
 refused "--elastic restarts from the job's checkpoints: give the program --save-dir DIR" --elastic 2 4 "$lc1" $S
 refused "--restarts must be a whole number (got '-1')" --restarts -1 2 "$lc1" $S
 refused "--hosts needs a value" --hosts
+# Numbers are whole and decimal (08 is 8, not bash's octal error), nine digits
+# at most (not mpirun's message, nor an overflow); a hostfile line is NAME or
+# NAME slots=K (a word mpirun would take and launch's file drop is refused);
+# an interface is one of this machine's, or a range; an empty value, or one
+# with a newline, is said in one line.
+refused "N = 20 ranks, but the nodes hold 10 slots (a b)" --hosts a:08,b:2 20 "$lc1" $S
+refused "N must be a whole number of ranks, at least 1 (got '99999999999')" 99999999999 "$lc1" $S
+refused "--per-node must be a whole number, at least 1 (got '99999999999999999999')" --per-node 99999999999999999999 \
+  --hosts a,b 2 "$lc1" $S
+refused "--restarts must be a whole number (got '1e3')" --restarts 1e3 2 "$lc1" $S
+refused "--iface needs a value" --iface '' 2 "$lc1" $S
+refused "--agent needs a value" --agent '' 2 "$lc1" $S
+refused "--iface 'nosuch0': no such interface here" --iface nosuch0 2 "$lc1" $S
+refused "--iface '10.1.0.0/99': a range's length is 0 to 32" --iface 10.1.0.0/99 2 "$lc1" $S
+refused "--iface '300.1.0.0/16': an address has four numbers of 0 to 255" --iface 300.1.0.0/16 2 "$lc1" $S
+refused "unknown option '--a\nb'" "$(printf -- '--a\nb')" 2 "$lc1" $S
+printf 'node1 slots=2 max_slots=4\n' >"$tmp/h"
+refused "--hostfile line 1: 'max_slots=4' after slots=: a line is NAME or NAME slots=K" --hostfile "$tmp/h" 2 "$lc1" $S
+printf '# nodes\nnode1 cpu=2\n' >"$tmp/h"
+refused "--hostfile line 2: 'cpu=2': a line is NAME or NAME slots=K" --hostfile "$tmp/h" 2 "$lc1" $S
+printf 'node1 slots=abc\n' >"$tmp/h"
+refused "--hostfile line 1: node node1: slots must be a whole number, at least 1 (got 'abc')" --hostfile "$tmp/h" 2 "$lc1" $S
+printf 'node1 slots=2 # two\r\n\r\nnode2 slots=02\r\n' >"$tmp/h"
+refused "N = 6 ranks, but the nodes hold 4 slots (node1 node2)" --hostfile "$tmp/h" 6 "$lc1" $S
+printf 'node\001x slots=2\n' >"$tmp/h"
+refused "--hostfile line 1: a node's name is letters, digits and . _ - (got 'node?x')" --hostfile "$tmp/h" 2 "$lc1" $S
+# A node whose agent never returns (ssh at a prompt, a host that drops
+# packets; here an agent that waits forever) ends the job within the start
+# bound, naming the node, and no agent is left; ssh's own failure (status 255)
+# is said as such, not as a signal. (The nodes are addresses of the test range
+# 198.18.0.0/15, which nothing here routes: the agents are ours.)
+printf '#!/bin/sh\nwhile :; do sleep 1; done\n' >"$tmp/hang_agent" && chmod +x "$tmp/hang_agent"
+ZC_START_TIMEOUT_S=3 timeout 60 tools/launch --hosts 198.18.0.7:1,198.18.0.8:1 --agent "$tmp/hang_agent" 2 "$lc1" $S \
+  >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "an agent that never returns: the job ends (exit $rc, not timeout's 124)" [ "$rc" != 0 -a "$rc" != 124 ]
+check "  in one line naming the nodes and the bound ($(head -n 1 "$tmp/err"))" sh -c "[ \$(grep -c . '$tmp/err') = 1 ] &&
+  grep -q '^launch: nodes 198.18.0.7, 198.18.0.8 did not start in 3 s: the agent (.*hang_agent) never reached it' '$tmp/err'"
+sleep 1
+check "  and no agent is left running" sh -c "! pgrep -f '$tmp/[h]ang_agent' >/dev/null"  # ([h]: not this sh -c itself)
+mkdir -p "$tmp/agent_bin"
+printf '#!/bin/sh\necho "ssh: connect to host 198.18.0.7 port 22: Connection refused" >&2\nexit 255\n' >"$tmp/agent_bin/ssh"
+chmod +x "$tmp/agent_bin/ssh"
+timeout 60 tools/launch --hosts 198.18.0.7:1 --agent "$tmp/agent_bin/ssh" 1 "$lc1" $S >"$tmp/out" 2>"$tmp/err"
+check "ssh's status 255 is said as ssh's failure ($(tail -n 1 "$tmp/err"))" \
+  grep -q "^launch: node 198.18.0.7 was lost (ssh could not reach it or log in: status 255)" "$tmp/err"
 # --bind holds each rank to one core (make run's); without it a rank may run on
 # any core the launcher could (make test's suites share the machine).
 all=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
