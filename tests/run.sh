@@ -169,6 +169,7 @@ run 600 "the numeric suites on AVX2's kernels" tests/isa.sh "$BUILD" avx2
 run 600 "the numeric suites on AVX's kernels" tests/isa.sh "$BUILD" avx
 run 300 "make's variables" tests/test_make_vars.sh "$BUILD"
 [ "${SANITIZE:-0}" = 1 ] || run 300 "make grade's outputs" tests/test_grade_outputs.sh "$BUILD"
+run 300 "the offline pack and run (no network)" tests/test_offline.sh "$BUILD"
 run 120 "the grading harness" tests/test_harness.sh "$BUILD"
 run 800 "training checkpoints" tests/test_checkpoint.sh "$BUILD"
 run 300 "Slurm on those nodes (where Slurm is installed)" tests/test_slurm.sh "$BUILD"

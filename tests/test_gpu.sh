@@ -175,7 +175,7 @@ else echo "FAIL lc5 bf16: the run resumed over NCCL differs from the uninterrupt
 if [ -f "$BUILD/test/libnccl_fault.so" ]; then
   checks=$((checks + 1))
   t0=$(date +%s)
-  LD_PRELOAD=$(pwd)/$BUILD/test/libnccl_fault.so NCCL_FAULT_AFTER=200 timeout 120 tools/launch 2 "$out/hostid.sh" \
+  LD_PRELOAD=$(cd "$BUILD" && pwd)/test/libnccl_fault.so NCCL_FAULT_AFTER=200 timeout 120 tools/launch 2 "$out/hostid.sh" \
     "$B/lc1_distributed_adam" $ARGS --device cuda --comm nccl >/dev/null 2>"$out/fault.err"
   rc=$? took=$(($(date +%s) - t0))
   if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -lt 60 ] &&

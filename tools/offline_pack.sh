@@ -17,10 +17,27 @@ cd "$(dirname "$0")/.."
 command -v apt-get >/dev/null && command -v dpkg >/dev/null ||
   { echo "offline_pack: needs Debian's apt-get and dpkg (the packs are Debian packages)" >&2; exit 2; }
 
-rm -rf "$PACK"
-mkdir -p "$PACK/debs" "$PACK/build/bin" "$PACK/build/test"
+# PACK_DIR is new, empty or an earlier pack (its PACKED file says so): never
+# a folder of other files, the build, the tree or a folder above them, which
+# replacing it would destroy. The pack is made beside it and takes its place
+# only when whole: a failed download leaves the earlier pack as it was.
+shown() { printf '%s' "$1" | tr '\n\r\t' '???'; }
+refuse() { echo "offline_pack: PACK_DIR '$(shown "$PACK")' $*" >&2; exit 2; }
+pack_abs=$(realpath -m -- "$PACK")
+above() { case "$1/" in "${pack_abs%/}"/*) return 0 ;; esac; return 1; }  # $1 is PACK_DIR or below it
+above "$(pwd -P)" && refuse "is the course's tree or a folder above it: give a folder of its own"
+above "$(realpath -m -- "$BUILD")" && refuse "is the build folder or a folder above it: give a folder of its own"
+if [ -L "$PACK" ] || { [ -e "$PACK" ] && [ ! -d "$PACK" ]; }; then
+  refuse "is not a folder: give a new or empty one, or an earlier pack"
+fi
+[ -d "$PACK" ] && [ -n "$(ls -A "$PACK")" ] && [ ! -f "$PACK/PACKED" ] &&
+  refuse "holds files that are not a pack: give a new or empty folder, or an earlier pack"
+mkdir -p "$(dirname "$pack_abs")" || exit 2
+new=$(mktemp -d "$pack_abs.new.XXXXXX") || { echo "offline_pack: cannot make a folder beside '$(shown "$PACK")'" >&2; exit 2; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" "$new"' EXIT
+final=$PACK PACK=$new
+mkdir -p "$PACK/debs" "$PACK/build/bin" "$PACK/build/test"
 
 # Everything that loads shared libraries: the programs, Open MPI's launcher and
 # daemon and every component they may open.
@@ -59,5 +76,7 @@ make -s --no-print-directory stages >"$PACK/stages"  # the course's stages, in o
   echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "build: $(cat "$BUILD/config")"
 } >"$PACK/PACKED"
-echo "offline_pack: $PACK: $(wc -l <"$PACK/packages") packages ($(du -sh "$PACK/debs" | cut -f1)), the built programs" \
-     "($(du -sh "$PACK/build" | cut -f1)); run there: tools/offline_run.sh $PACK OUT_DIR [SECONDS]"
+summary="$(wc -l <"$PACK/packages") packages ($(du -sh "$PACK/debs" | cut -f1)), the built programs ($(du -sh "$PACK/build" | cut -f1))"
+# The whole pack takes the old one's place (an earlier pack, or nothing).
+rm -rf "$final" && mv "$new" "$final" || { echo "offline_pack: cannot put the pack at '$(shown "$final")'" >&2; exit 1; }
+echo "offline_pack: $final: $summary; run there: tools/offline_run.sh $final OUT_DIR [SECONDS]"

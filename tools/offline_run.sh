@@ -7,7 +7,7 @@
 # The steps, each stopped at what is left of the time, each said in SUMMARY:
 #   facts         the GPU, the driver, the libraries each program will load
 #   mpi           lc2 at N = 2 on the CPU through the pack's mpirun (MPI works)
-#   kernels       build/test/test_kernels_cuda: every GPU kernel against the CPU's
+#   kernels       the pack's test_kernels_cuda: every GPU kernel against the CPU's
 #   smoke         lc0 on the GPU: a few steps, its reports
 #   memcheck      compute-sanitizer memcheck on lc0, the kernels' test and lc4 at N = 2 (NCCL);
 #   racecheck     racecheck on lc0 (where compute-sanitizer is installed)
@@ -33,8 +33,16 @@ out=$2 budget=${3:-540}
 shift 2; [ $# -gt 0 ] && shift
 steps=${*:-facts mpi kernels smoke memcheck racecheck test_gpu bench_gpu course}
 case $budget in '' | *[!0-9]*) echo "offline_run: SECONDS must be a whole number (got '$budget')" >&2; exit 2 ;; esac
-[ -d "$pack/debs" ] && [ -d "$pack/build/bin" ] && [ -s "$pack/stages" ] || { echo "offline_run: $pack is not a pack (tools/offline_pack.sh)" >&2; exit 2; }
-mkdir -p "$out" || exit 2
+# A whole pack, said in one line before anything is written: its stamp, its
+# packages, the programs the steps run and the stage list.
+missing=""
+[ -f "$pack/PACKED" ] || missing="$missing PACKED"
+ls "$pack"/debs/*.deb >/dev/null 2>&1 || missing="$missing debs/*.deb"
+[ -x "$pack/build/bin/lc0_adam" ] || missing="$missing build/bin/lc0_adam"
+[ -s "$pack/stages" ] || missing="$missing stages"
+[ -z "$missing" ] || { echo "offline_run: $pack is not a whole pack (no$missing): make it again with tools/offline_pack.sh" >&2; exit 2; }
+if [ -e "$out" ] && [ ! -d "$out" ]; then echo "offline_run: OUT_DIR '$out' is not a folder" >&2; exit 2; fi
+mkdir -p "$out" 2>/dev/null || { echo "offline_run: cannot make OUT_DIR '$out'" >&2; exit 2; }
 out=$(cd "$out" && pwd)
 start=$(date +%s)
 : >"$out/SUMMARY"; : >"$out/steps.log"; : >"$out/bench.txt"
@@ -98,14 +106,10 @@ if [ ! -s /usr/share/dict/words ]; then
   mkdir -p /usr/share/dict 2>/dev/null && cp "$root/usr/share/dict/american-english" /usr/share/dict/words 2>/dev/null ||
     { echo "offline_run: cannot put the word list at /usr/share/dict/words" >&2; exit 1; }
 fi
-# The built tree: the pack's programs in the course's places.
+# The pack's own build folder is the build every step runs: the tree's build
+# folder is never written (a program copied there, its time kept, is one make
+# would then take for its own).
 B=$pack/build
-mkdir -p "$top/build"
-for d in bin test; do
-  mkdir -p "$top/build/$d"
-  cp -p "$B/$d"/* "$top/build/$d/" 2>/dev/null
-done
-cp -p "$B/config" "$B/modules" "$top/build/" 2>/dev/null
 
 # ------------------------------------------------------------------------------
 # The steps
@@ -137,41 +141,42 @@ facts() {
   uname -a; cat /etc/os-release 2>/dev/null | head -n 2
   echo "PACKED: $(cat "$pack/PACKED")"
   echo "CUDA's libraries:$cuda_from"
-  for p in build/bin/lc0_adam build/test/test_kernels_cuda; do echo "$p:"; ldd "$p" | sed 's/^/  /'; done
+  for p in "$B/bin/lc0_adam" "$B/test/test_kernels_cuda"; do echo "$p:"; ldd "$p" | sed 's/^/  /'; done
   command -v compute-sanitizer || echo "no compute-sanitizer"
   mpirun --version | head -n 1
 }
 sanitize() {
   command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer is not installed"; return 77; }
-  compute-sanitizer --tool "$1" --error-exitcode 3 build/bin/lc0_adam --device cuda $small || return
+  compute-sanitizer --tool "$1" --error-exitcode 3 "$B/bin/lc0_adam" --device cuda $small || return
   [ "$1" = memcheck ] || return 0
   # Every kernel, at the shapes the CPU comparison uses.
-  compute-sanitizer --tool memcheck --error-exitcode 3 build/test/test_kernels_cuda || return
+  compute-sanitizer --tool memcheck --error-exitcode 3 "$B/test/test_kernels_cuda" || return
   # Not the API errors: NCCL's set-up probes kernels it has no image for
   # (cudaFuncGetAttributes: no kernel image, 4 a rank on an H200) and carries
   # on; the course's own calls are checked by the program itself.
   # A host id per rank: NCCL refuses two ranks on one GPU of one host.
   tools/launch 2 sh -c 'NCCL_HOSTID=rank${OMPI_COMM_WORLD_RANK:-0} exec "$@"' hostid \
-    compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 build/bin/lc4_zero3 --device cuda --comm nccl $small
+    compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$B/bin/lc4_zero3" --device cuda --comm nccl $small
 }
 
 # A GPU listed but not usable fails the step (run_course says why), as in make run.
 course_device=cpu
 nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && course_device=cuda
 export -f facts sanitize
-export pack out cuda_from small
+export pack out cuda_from small B
 # The steps run in the order asked (the most telling first where time is short).
+set -f  # the step names are words, never file patterns
 for s in $steps; do
   case $s in
     facts) step facts 60 facts ;;
-    mpi) step mpi 60 tools/launch 2 build/bin/lc2_zero1 $small ;;
-    kernels) step kernels 120 build/test/test_kernels_cuda ;;
-    smoke) step smoke 60 build/bin/lc0_adam --device cuda --steps 20 --log-every 5 ;;
+    mpi) step mpi 60 tools/launch 2 "$B/bin/lc2_zero1" $small ;;
+    kernels) step kernels 120 "$B/test/test_kernels_cuda" ;;
+    smoke) step smoke 60 "$B/bin/lc0_adam" --device cuda --steps 20 --log-every 5 ;;
     memcheck) step memcheck 240 sanitize memcheck ;;
     racecheck) step racecheck 120 sanitize racecheck ;;
-    test_gpu) step test_gpu 300 env TEST_GPU_KEEP="$out/test_gpu.tgz" tests/test_gpu.sh build ;;
-    bench_gpu) step bench_gpu 300 sh -c 'tools/bench_gpu.sh build | tee "$0"' "$out/bench.txt" ;;
-    course) step course 300 env ZC_STAGES="$(cat "$pack/stages")" tools/run_course.sh build 4 "$course_device" ;;
+    test_gpu) step test_gpu 300 env TEST_GPU_KEEP="$out/test_gpu.tgz" tests/test_gpu.sh "$B" ;;
+    bench_gpu) step bench_gpu 300 sh -c 'tools/bench_gpu.sh "$1" | tee "$0"' "$out/bench.txt" "$B" ;;
+    course) step course 300 env ZC_STAGES="$(cat "$pack/stages")" tools/run_course.sh "$B" 4 "$course_device" ;;
     *) note "$s: no such step (facts mpi kernels smoke memcheck racecheck test_gpu bench_gpu course)" ;;
   esac
 done
