@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 // ----------------------------------------------------------------------------
@@ -441,7 +442,14 @@ static const char *load(CommFit *f, CommRules *r, const char **from) {
         *from = said;
         return comm_fit_read(env, f, r);
     }
-    if (*(cached = cached_fit_path()) && access(cached, F_OK) == 0) {
+    struct stat st;
+    if (*(cached = cached_fit_path()) && lstat(cached, &st) == 0) {  // there, or a link that is (even to nothing)
+        static char why[600];
+        if (S_ISLNK(st.st_mode) && access(cached, F_OK) != 0) {
+            snprintf(why, sizeof why, "the fit make comm-fit keeps, '%s', is a link to nothing: make comm-fit "
+                     "measures it again (or remove the link)", file_shown(cached));
+            return why;
+        }
         snprintf(said, sizeof said, "measured here by make comm-fit, '%s'", file_shown(cached));
         *from = said;
         return comm_fit_read(cached, f, r);

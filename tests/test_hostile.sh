@@ -434,6 +434,13 @@ for f in fit1 fit2 fit3 fit4; do
 done
 ZC_COMM_FIT=$tmp/fit4 timeout 60 tools/launch 2 "$lc1" $S >/dev/null 2>"$tmp/err"
 check "  a control character is shown escaped" grep -qF "got '\x01\x02\x1b[31m'" "$tmp/err"
+# The fit make comm-fit keeps beside the build's programs (BUILD/comm_fit),
+# where it is a link to nothing: said, not taken for "no fit" (a program
+# copied to a build folder of its own, so the tree's fit is not touched).
+mkdir -p "$tmp/fitbuild/bin" && cp "$lc1" "$tmp/fitbuild/bin/"
+ln -s "$tmp/fitbuild/gone" "$tmp/fitbuild/comm_fit"
+expect 2 2 "the fit make comm-fit keeps, '$tmp/fitbuild/comm_fit', is a link to nothing" \
+  "$tmp/fitbuild/bin/lc1_distributed_adam" $S --comm auto
 
 # bench_comm: one rank given other options stops every rank at once; values
 # are whole and in range; an output that cannot be written, or buffers larger
