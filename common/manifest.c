@@ -264,11 +264,15 @@ const char *manifest_read(Manifest *m, const char *path) {
     char line[512], older[64] = "";
     int lines = 0, bad = 0;
     static Seen seen;
+    static char text[MANIFEST_MAX_BYTES], canon[MANIFEST_MAX_BYTES];  // as read; as this version writes it
+    size_t len = 0;
     memset(&seen, 0, sizeof seen);
     file_hash_begin(&seen.text);
     while (!bad && !seen.ended && fgets(line, sizeof line, f)) {
         size_t n = strlen(line);
         lines++;
+        if (len + n < sizeof text) memcpy(text + len, line, n + 1), len += n;
+        else bad = 1;
         if (n == 0 || line[n - 1] != '\n') bad = 1;
         else if (strncmp(line, "end ", 4) != 0) file_hash_add(&seen.text, line, n);
         if (!bad) line[n - 1] = '\0';
@@ -280,7 +284,7 @@ const char *manifest_read(Manifest *m, const char *path) {
     fclose(f);
     if (older[0])
         REFUSE("checkpoint manifest '%s' is from another version of the course ('%s'; this one reads '%s'): "
-               "resume with that version, or start again", file_shown(path), older, MAGIC);
+               "resume with that version, or start again", file_shown(path), file_shown(older), MAGIC);
     if (bad) REFUSE("checkpoint manifest '%s' is corrupt at line %d", file_shown(path), lines);
     if (!seen.ended) REFUSE("checkpoint manifest '%s' is incomplete: it has no 'end' line", file_shown(path));
     if (seen.end != file_hash_value(&seen.text))
@@ -298,6 +302,24 @@ const char *manifest_read(Manifest *m, const char *path) {
         if (m->kind[k].ranks != 1 && m->kind[k].ranks != m->ranks)
             REFUSE("checkpoint manifest '%s' is corrupt: kind %s over %d ranks of %d", file_shown(path),
                    m->kind[k].name, m->kind[k].ranks, m->ranks);
+    // Every line as this version writes it, byte for byte: a number scanf
+    // took but did not write (+4, 04, one past the int range that wrapped
+    // into it), a space or a carriage return more, a line moved, is refused
+    // even with the checksum signed again over it.
+    size_t clen = 0;
+    if (!manifest_text(m, canon, sizeof canon, &clen) || clen != len || memcmp(canon, text, len) != 0) {
+        size_t at = 0;
+        int line_no = 1;
+        while (at < len && at < clen && text[at] == canon[at]) line_no += text[at++] == '\n';
+        size_t from = at;
+        while (from > 0 && text[from - 1] != '\n') from--;
+        size_t to = from;
+        while (to < len && text[to] != '\n') to++;
+        char got[128];
+        snprintf(got, sizeof got, "%.*s", (int)(to - from < sizeof got ? to - from : sizeof got - 1), text + from);
+        REFUSE("checkpoint manifest '%s' is corrupt at line %d: '%s' is not as this version writes it", file_shown(path),
+               line_no, file_shown(got));
+    }
     return NULL;
 }
 

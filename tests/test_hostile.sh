@@ -245,7 +245,7 @@ fresh e && sed -i 's/^step 4$/step 4\nstep 5/' "$tmp/e/manifest" && "$sign" "$tm
 expect 2 2 "is corrupt at line" "$lc2" $S --steps 8 --resume "$tmp/e"
 # lc5's scaler state passes the checks of the options that would set it.
 tools/launch 2 "$lc5" $S --dtype fp16 --scale-window 4 --save-dir "$tmp/k5" >/dev/null 2>&1
-for edit in "scale inf" "scale nan" "scale -1" "scale 0.5" "scale 1e39" "scale 33554432" "clean nan" "clean -1" \
+for edit in "scale inf" "scale nan" "scale -1" "scale 0.5" "scale 1.0000000000000001e+39" "scale 33554432" "clean nan" "clean -1" \
            "clean 4" "clean 1.5" "skipped -1" "at_floor 11"; do
   rm -rf "$tmp/e" && cp -r "$tmp/k5/step-00000004" "$tmp/e"
   set -- $edit
