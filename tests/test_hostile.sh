@@ -243,6 +243,17 @@ fresh e && sed -i 's/^adam_step 4$/adam_step 5/' "$tmp/e/manifest" && "$sign" "$
 expect 2 2 "Adam's step 5 is past the step 4" "$lc2" $S --steps 8 --resume "$tmp/e"
 fresh e && sed -i 's/^step 4$/step 4\nstep 5/' "$tmp/e/manifest" && "$sign" "$tmp/e/manifest"
 expect 2 2 "is corrupt at line" "$lc2" $S --steps 8 --resume "$tmp/e"
+# Numbers as the writer writes them, no more: one past the int range wraps
+# back into it under scanf, a sign or a leading zero reads the same, a
+# carriage return is white space to it; each is refused, the line escaped.
+for edit in 's/^ranks 2$/ranks 4294967298/' 's/^batch \([0-9]*\)$/batch +\1/' 's/^step 4$/step 04/' 's/^ranks 2$/ranks 2\r/'; do
+  fresh e && sed -i "$edit" "$tmp/e/manifest" && "$sign" "$tmp/e/manifest"
+  line=$(grep -n '^ranks 4294967298$\|^batch +\|^step 04$\|^ranks 2.$' "$tmp/e/manifest" | head -n 1)
+  shown=$(printf '%s' "${line#*:}" | sed 's/\r/\\x0d/')
+  expect 2 2 "is corrupt at line ${line%%:*}: '$shown' is not as this version writes it" "$lc2" $S --steps 8 --resume "$tmp/e"
+done
+fresh e && sed -i '1s/$/\r/' "$tmp/e/manifest" && "$sign" "$tmp/e/manifest"
+expect 2 2 "is from another version of the course ('$(head -n 1 "$st/manifest")\x0d'" "$lc2" $S --steps 8 --resume "$tmp/e"
 # lc5's scaler state passes the checks of the options that would set it.
 tools/launch 2 "$lc5" $S --dtype fp16 --scale-window 4 --save-dir "$tmp/k5" >/dev/null 2>&1
 for edit in "scale inf" "scale nan" "scale -1" "scale 0.5" "scale 1.0000000000000001e+39" "scale 33554432" "clean nan" "clean -1" \
