@@ -60,7 +60,7 @@ refused "RESULTS=$tmp/folder: a folder; give a file's name (e.g. RESULTS=$tmp/fo
   FORMAT=gradescope RESULTS="$tmp/folder"
 check "  and nothing is written inside it" test -z "$(ls -A "$tmp/folder")"
 refused "RESULTS=$tmp/none/r.json: no folder $tmp/none to write it in" FORMAT=gradescope RESULTS="$tmp/none/r.json"
-refused "RESULTS=$tmp/a?b.json/x: no folder $tmp/a?b.json to write it in" FORMAT=gradescope RESULTS="$tmp/a
+refused "RESULTS=$tmp/a\\nb.json/x: no folder $tmp/a\\nb.json to write it in" FORMAT=gradescope RESULTS="$tmp/a
 b.json/x"
 check "  and nothing is made" test ! -e "$tmp/none"
 

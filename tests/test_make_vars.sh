@@ -46,7 +46,7 @@ cp lc2_zero1/zero1.c "$mine/lc2_zero1/"
 # Commands in the values: nothing runs (each case made the marker before).
 refused "no such lecture" LC="2\`touch $marker\`" MINE="$mine" -- grade
 refused "no such lecture" LC="2\$(touch $marker)" MINE="$mine" -- grade
-refused "no such check" LC=2 CHECK="lc2.1a\"; touch $marker; \"" MINE="$mine" -- grade
+refused "one check's id" LC=2 CHECK="lc2.1a\"; touch $marker; \"" MINE="$mine" -- grade
 refused "numbers of ranks" LC=2 N="3\`touch $marker\`" MINE="$mine" -- grade
 refused "no such folder" LC=2 MINE="x\"; touch $marker; \"" -- grade
 refused "no stage" A="lc1\"; touch $marker; \"" B=lc2 -- diff
@@ -61,8 +61,8 @@ refused_here() {
   refused "$says" -- "$@"
 }
 refused_here "no such lecture" grade LC="2\$(shell touch $marker)" MINE="$mine"
-refused_here "no such check" grade LC=2 CHECK='$(x)' MINE="$mine"
-refused_here "no such check" grade LC=2 CHECK="lc2.1a\$(shell touch $marker)" MINE="$mine"
+refused_here "one check's id" grade LC=2 CHECK='$(x)' MINE="$mine"
+refused_here "one check's id" grade LC=2 CHECK="lc2.1a\$(shell touch $marker)" MINE="$mine"
 refused_here "unexpected argument" mine LC=2 N=2 ARGS="--steps 3 \$(shell touch $marker)" MINE="$mine"
 rm -f "$marker"
 make -s --no-print-directory stages LC="\$(shell touch $marker)" >"$tmp/out" 2>&1
@@ -87,6 +87,13 @@ check "ARGS with a '*': the log written under that very name" test -s "$tmp/logs
 
 # Values that name nothing.
 refused "CHECK=bogus: no such check in lecture 2" LC=2 CHECK=bogus MINE="$mine" -- grade
+refused "CHECK=lc2.1a\\nlc2.1b: one check's id" LC=2 CHECK="$(printf 'lc2.1a\nlc2.1b')" MINE="$mine" -- grade
+refused "N=2\\n3x: numbers of ranks" LC=2 N="$(printf '2\n3x')" MINE="$mine" -- grade
+refused "MINE=$tmp/no\\nwhere: no such folder" LC=2 MINE="$(printf '%s/no\nwhere' "$tmp")" -- grade
+# A list of N given on lines is the same list: its checks run (none ran, 0/0).
+LC=2 CHECK=lc2.1a N="$(printf '2\n3')" MINE="$mine" timeout 300 make -s --no-print-directory grade >"$tmp/out" 2>&1
+check "N given on two lines grades the check at both ($(tail -n 1 "$tmp/out"))" \
+  sh -c "grep -q '^lc2.1a .*(N=2) .* OK' '$tmp/out' && grep -q '^lc2.1a .*(N=3) .* OK' '$tmp/out'"
 refused "N=9: no check of lecture 2 runs at 9 ranks" LC=2 N=9 MINE="$mine" -- grade
 refused "N=0: numbers of ranks" LC=2 N=0 MINE="$mine" -- grade
 refused "N=abc: numbers of ranks" LC=2 N=abc MINE="$mine" -- grade

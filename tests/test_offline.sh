@@ -50,7 +50,7 @@ build_state() { find "$BUILD/bin" "$BUILD/test" -maxdepth 1 -type f -printf '%p 
 
 scratch=$tmp/up/tree
 mkdir -p "$scratch/tools" "$scratch/b/bin"
-cp tools/offline_pack.sh "$scratch/tools/" && cp "$BUILD/bin/lc0_adam" "$scratch/b/bin/"
+cp tools/offline_pack.sh tools/shown.sh "$scratch/tools/" && cp "$BUILD/bin/lc0_adam" "$scratch/b/bin/"
 echo keep >"$tmp/up/kept"
 # refused_there FRAGMENT PACK_DIR: the same, with the scratch tree's tool and build.
 refused_there() {

@@ -21,8 +21,8 @@ command -v apt-get >/dev/null && command -v dpkg >/dev/null ||
 # a folder of other files, the build, the tree or a folder above them, which
 # replacing it would destroy. The pack is made beside it and takes its place
 # only when whole: a failed download leaves the earlier pack as it was.
-shown() { printf '%s' "$1" | tr '\n\r\t' '???'; }
-refuse() { echo "offline_pack: PACK_DIR '$(shown "$PACK")' $*" >&2; exit 2; }
+. tools/shown.sh
+refuse() { printf '%s\n' "offline_pack: PACK_DIR '$(shown "$PACK")' $*" >&2; exit 2; }
 pack_abs=$(realpath -m -- "$PACK")
 above() { case "$1/" in "${pack_abs%/}"/*) return 0 ;; esac; return 1; }  # $1 is PACK_DIR or below it
 above "$(pwd -P)" && refuse "is the course's tree or a folder above it: give a folder of its own"
@@ -33,7 +33,7 @@ fi
 [ -d "$PACK" ] && [ -n "$(ls -A "$PACK")" ] && [ ! -f "$PACK/PACKED" ] &&
   refuse "holds files that are not a pack: give a new or empty folder, or an earlier pack"
 mkdir -p "$(dirname "$pack_abs")" || exit 2
-new=$(mktemp -d "$pack_abs.new.XXXXXX") || { echo "offline_pack: cannot make a folder beside '$(shown "$PACK")'" >&2; exit 2; }
+new=$(mktemp -d "$pack_abs.new.XXXXXX") || { printf '%s\n' "offline_pack: cannot make a folder beside '$(shown "$PACK")'" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$new"' EXIT
 final=$PACK PACK=$new
@@ -78,5 +78,5 @@ make -s --no-print-directory stages >"$PACK/stages"  # the course's stages, in o
 } >"$PACK/PACKED"
 summary="$(wc -l <"$PACK/packages") packages ($(du -sh "$PACK/debs" | cut -f1)), the built programs ($(du -sh "$PACK/build" | cut -f1))"
 # The whole pack takes the old one's place (an earlier pack, or nothing).
-rm -rf "$final" && mv "$new" "$final" || { echo "offline_pack: cannot put the pack at '$(shown "$final")'" >&2; exit 1; }
+rm -rf "$final" && mv "$new" "$final" || { printf '%s\n' "offline_pack: cannot put the pack at '$(shown "$final")'" >&2; exit 1; }
 echo "offline_pack: $final: $summary; run there: tools/offline_run.sh $final OUT_DIR [SECONDS]"

@@ -25,6 +25,7 @@ set -u
 set -f  # the settings are data: no word of them is ever a file pattern
 cd "$(dirname "$0")/../.." || exit 2
 top=$(pwd)
+. tools/shown.sh
 MINE=${MINE:-mywork}
 BUILD=${BUILD:-build}
 GRADE_DIR=${GRADE_DIR:-$BUILD/grade}
@@ -37,7 +38,7 @@ case $FORMAT in
   ''|text) ;;
   gradescope) RESULTS=${RESULTS:-$GRADE_DIR/results.json} ;;
   junit) RESULTS=${RESULTS:-$GRADE_DIR/results.xml} ;;
-  *) echo "make grade: FORMAT=$FORMAT: one of gradescope, junit (or none: the terminal only)" >&2; exit 2 ;;
+  *) printf '%s\n' "make grade: FORMAT=$(shown "$FORMAT"): one of gradescope, junit (or none: the terminal only)" >&2; exit 2 ;;
 esac
 case $GRADE_DIR in /*) ;; *) GRADE_DIR=$top/$GRADE_DIR ;; esac
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
@@ -45,9 +46,9 @@ case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 # never a folder, a link, a device or someone's other file, which it would
 # replace. Its folder must exist: it is checked before the grade, not after.
 if [ -n "$FORMAT" ] && [ "$FORMAT" != text ]; then
-  shown=$(printf '%s' "$RESULTS" | tr '\n\r\t' '???')
+  shown=$(shown "$RESULTS")
   dir=$(dirname -- "$RESULTS")
-  refuse() { echo "make grade: RESULTS=$shown: $*" >&2; exit 2; }
+  refuse() { printf '%s\n' "make grade: RESULTS=$shown: $*" >&2; exit 2; }
   [ -n "$RESULTS" ] || refuse "empty: give a file's name"
   if [ -L "$RESULTS" ]; then refuse "a link; give the name of a plain file"
   elif [ -d "$RESULTS" ]; then refuse "a folder; give a file's name (e.g. RESULTS=$shown/results.$([ "$FORMAT" = junit ] && echo xml || echo json))"
@@ -58,21 +59,27 @@ if [ -n "$FORMAT" ] && [ "$FORMAT" != text ]; then
       junit) head -c 200 "$RESULTS" | LC_ALL=C grep -q '^<testsuites name="make grade" ' ;;
     esac || refuse "exists and is not a $FORMAT results file of make grade; remove it or give another name"
   fi
-  [ -d "$dir" ] || refuse "no folder $(printf '%s' "$dir" | tr '\n\r\t' '???') to write it in"
+  [ -d "$dir" ] || refuse "no folder $(shown "$dir") to write it in"
   [ -w "$dir" ] || refuse "its folder cannot be written"
 fi
 # The folders the learner's build goes to are handed to make: plain names only.
 for v in "GRADE_DIR=$GRADE_DIR" "BUILD=$BUILD"; do
   case ${v#*=} in *[!A-Za-z0-9._/+-]*)
-    echo "make grade: ${v%%=*}=${v#*=}: a folder name of letters, digits and . _ / + - only" >&2; exit 2 ;;
+    printf '%s\n' "make grade: ${v%%=*}=$(shown "${v#*=}"): a folder name of letters, digits and . _ / + - only" >&2; exit 2 ;;
   esac
 done
+words() { printf '%s' "$*"; }  # its words, one space apart (a list given with newlines or tabs)
 for n in $N; do
-  case $n in ''|*[!0-9]*|0) echo "make grade: N=$N: numbers of ranks, e.g. N=3 or N=\"2 3\"" >&2; exit 2 ;; esac
+  case $n in ''|*[!0-9]*|0) printf '%s\n' "make grade: N=$(shown "$N"): numbers of ranks, e.g. N=3 or N=\"2 3\"" >&2; exit 2 ;; esac
   [ ${#n} -le 4 ] || { echo "make grade: N=$n: no check runs at so many ranks" >&2; exit 2; }
 done
+N=$(words $N) LC=$(words $LC)
+# CHECK is one check's id, one word (grep would take a newline in it for two).
+case $CHECK in *[!A-Za-z0-9._]*)
+  printf '%s\n' "make grade: CHECK=$(shown "$CHECK"): one check's id, e.g. CHECK=lc2.1a" >&2; exit 2 ;;
+esac
 if [ "$SOLUTION" != 1 ] && [ ! -d "$MINE" ]; then
-  echo "make grade: MINE=$MINE: no such folder (make exercise LC=K makes your files under it)" >&2
+  printf '%s\n' "make grade: MINE=$(shown "$MINE"): no such folder (make exercise LC=K makes your files under it)" >&2
   exit 2
 fi
 
@@ -92,7 +99,7 @@ if [ -z "$LC" ]; then
   fi
 fi
 for k in $LC; do
-  case " $all " in *" $k "*) ;; *) echo "make grade: LC=$k: no such lecture (one of: $all)" >&2; exit 2 ;; esac
+  case " $all " in *" $k "*) ;; *) printf '%s\n' "make grade: LC=$(shown "$k"): no such lecture (one of: $all)" >&2; exit 2 ;; esac
   [ "$SOLUTION" = 1 ] && continue
   started=""
   for f in $(tools/lectures.sh files "$k"); do [ -e "$MINE/$f" ] && started=1; done
@@ -118,7 +125,7 @@ done >"$checks"
 # CHECK and N name checks that exist, at numbers of ranks they run at.
 graded=$(for k in $LC; do grep "^[^|]*|lc$k\." "$checks"; done)
 if [ -n "$CHECK" ] && ! printf '%s\n' "$graded" | cut -d'|' -f2 | grep -qxF -- "$CHECK"; then
-  echo "make grade: CHECK=$CHECK: no such check in lecture $(echo $LC) (its checks: $(printf '%s\n' "$graded" |
+  printf '%s\n' "make grade: CHECK=$(shown "$CHECK"): no such check in lecture $(echo $LC) (its checks: $(printf '%s\n' "$graded" |
        cut -d'|' -f2 | tr '\n' ' ' | sed 's/ $//'))" >&2
   exit 2
 fi
@@ -343,7 +350,7 @@ EOF
         results_failed=$(tail -n 1 "$GRADE_DIR/results.err" 2>/dev/null)
       if [ -n "${results_failed+set}" ]; then
         [ -n "$tmp" ] && rm -f -- "$tmp"
-        echo "make grade: RESULTS=$shown: not written (${results_failed:-no temporary file beside it})" >&2
+        printf '%s\n' "make grade: RESULTS=$shown: not written (${results_failed:-no temporary file beside it})" >&2
       else echo "$FORMAT results: $RESULTS"; fi ;;
   esac
 fi

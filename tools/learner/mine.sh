@@ -8,6 +8,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 top=$(pwd)
+. tools/shown.sh
 K=${LC:-}
 MINE=${MINE:-mywork}
 BUILD=${BUILD:-build}
@@ -23,7 +24,7 @@ stage=${stage%/}
 [ -n "$stage" ] || { echo "make mine: no lecture $K (one of: $(tools/lectures.sh))" >&2; exit 2; }
 n=${N:-4}
 [ "$K" = 0 ] && n=1
-case $n in ''|*[!0-9]*|0) echo "make mine: N=$n: a number of ranks, 1 or more" >&2; exit 2 ;; esac
+case $n in ''|*[!0-9]*|0) printf '%s\n' "make mine: N=$(shown "$n"): a number of ranks, 1 or more" >&2; exit 2 ;; esac
 # A rank takes about 180 MiB here (MPI, the word list, the default model): more
 # ranks than the node's memory holds would wake the out-of-memory killer.
 avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null)
@@ -33,7 +34,7 @@ if [ ${#n} -gt 6 ] || { [ -n "$avail" ] && [ "$n" -gt $((avail / 200)) ]; }; the
 fi
 started=""
 for f in $(tools/lectures.sh files "$K"); do [ -e "$MINE/$f" ] && started="$started $MINE/$f"; done
-[ -n "$started" ] || echo "make mine: nothing of lecture $K under $MINE/ yet (make exercise LC=$K): this is the reference" >&2
+[ -n "$started" ] || printf '%s\n' "make mine: nothing of lecture $K under $(shown "$MINE")/ yet (make exercise LC=$K): this is the reference" >&2
 out=$(tests/grader/learner_build.sh "$K" "$MINE" "$BUILD" "$GRADE_DIR" "bin/$stage") || exit 1  # it said why
 echo "== $stage from your files:${started:- none (the reference)}, $n rank$([ "$n" -gt 1 ] && echo s)"
 # ARGS are split into words, never expanded as file patterns.
