@@ -7,6 +7,9 @@
 # and must hold under either. The products round differently there, so lc0's
 # references and the trails are recorded afresh beside the others
 # (BUILD/test/ref-LEVEL), and each stage is held to them at N = 1..4.
+#   avx512: OpenBLAS's Skylake-X kernels, oneDNN's AVX-512 without its newer
+#           extensions (what OpenBLAS runs on a Zen 4, where the two libraries
+#           gave the same bits on the products a check once told apart by theirs)
 #   avx2: OpenBLAS's Haswell kernels, oneDNN's AVX2 (a Zen 2, a Haswell)
 #   avx:  OpenBLAS's Sandy Bridge kernels, oneDNN's AVX (no FMA)
 # Exits 77 (skipped, with the reason) where this processor lacks the level.
@@ -16,9 +19,10 @@ BUILD=${1:?usage: tests/isa.sh BUILD LEVEL}
 level=${2:?usage: tests/isa.sh BUILD LEVEL}
 cd "$(dirname "$0")/.." || exit 2
 case $level in
+  avx512) core=SkylakeX isa=AVX512_CORE flags="avx512f avx512dq avx512bw avx512vl" ;;
   avx2) core=Haswell isa=AVX2 flags="avx2 fma" ;;
   avx) core=Sandybridge isa=AVX flags="avx" ;;
-  *) echo "tests/isa.sh: LEVEL '$level': one of avx2 avx"; exit 2 ;;
+  *) echo "tests/isa.sh: LEVEL '$level': one of avx512 avx2 avx"; exit 2 ;;
 esac
 have=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
 for f in $flags; do

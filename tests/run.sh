@@ -162,9 +162,10 @@ run 120 test_lc0 "$BUILD/test/test_lc0"
 # is printed: SEED=s repeats a draw), graded as a learner's files: a survivor
 # not argued equivalent is a check that no longer catches what it should.
 [ "${SANITIZE:-0}" = 1 ] || run 1800 "the grader's mutants (a sample)" env BUILD="$BUILD" SAMPLE=10 tests/grader/mutants.sh
-# The numeric suites again with the matrix libraries held to older
-# instruction sets (AVX2, then AVX without FMA): what other processors would
-# compute, checked here.
+# The numeric suites again with the matrix libraries held to other
+# instruction sets (AVX-512 as a Zen 4 runs it, AVX2, AVX without FMA): what
+# other processors would compute, checked here.
+run 600 "the numeric suites on AVX-512's kernels" tests/isa.sh "$BUILD" avx512
 run 600 "the numeric suites on AVX2's kernels" tests/isa.sh "$BUILD" avx2
 run 600 "the numeric suites on AVX's kernels" tests/isa.sh "$BUILD" avx
 run 300 "make's variables" tests/test_make_vars.sh "$BUILD"

@@ -129,10 +129,11 @@ END_TEST
 START_TEST(test_isa_level) {
     const char *level = getenv("ZC_ISA_LEVEL");
     if (!level) return;
-    dnnl_cpu_isa_t want = strcmp(level, "AVX2") == 0 ? dnnl_cpu_isa_avx2
-                          : strcmp(level, "AVX") == 0 ? dnnl_cpu_isa_avx
-                                                      : dnnl_cpu_isa_all;
-    ck_assert_msg(want != dnnl_cpu_isa_all, "ZC_ISA_LEVEL=%s: one of AVX2 AVX", level);
+    dnnl_cpu_isa_t want = strcmp(level, "AVX512_CORE") == 0 ? dnnl_cpu_isa_avx512_core
+                          : strcmp(level, "AVX2") == 0          ? dnnl_cpu_isa_avx2
+                          : strcmp(level, "AVX") == 0           ? dnnl_cpu_isa_avx
+                                                                : dnnl_cpu_isa_all;
+    ck_assert_msg(want != dnnl_cpu_isa_all, "ZC_ISA_LEVEL=%s: one of AVX512_CORE AVX2 AVX", level);
     ck_assert_msg(dnnl_get_effective_cpu_isa() == want, "oneDNN runs at ISA %#x, not %s's (%#x)",
                   (unsigned)dnnl_get_effective_cpu_isa(), level, (unsigned)want);
 }
