@@ -131,6 +131,12 @@ check "lc4's files hold 12Ψ bytes (params, m, v slices; no padding)" \
   test "$(sum_data "$tmp/keep/step-00000008")" = $((12 * psi))
 check "the report shows what each rank saves" \
   grep -q "^checkpoints: 4 saved | .*params 4Ψ/N, m 4Ψ/N, v 4Ψ/N" "$tmp/out"
+# A shorter run saving into that folder prunes only what is older than its
+# save: steps 6 and 8 (the other run's, later) are left alone.
+cp -r "$tmp/keep" "$tmp/keep2" && rm "$tmp/keep2/latest"
+run 4 lc4 --steps 4 --save-every 2 --save-dir "$tmp/keep2" >/dev/null
+check "a run that saves steps 2 and 4 beside a later run's 6 and 8 leaves those" \
+  test "$(ls "$tmp/keep2" | tr '\n' ' ')" = "latest step-00000002 step-00000004 step-00000006 step-00000008 "
 run 2 lc2 --steps 2 --save-dir "$tmp/k2" >/dev/null
 check "lc2: rank 0 writes the params, each rank its m and v (4Ψ + 8Ψ)" \
   test "$(sum_data "$tmp/k2/step-00000002")" = $((12 * psi))

@@ -126,6 +126,57 @@ assert got == want, repr(got)
 got = ET.parse(sys.argv[2]).getroot().find("testsuite/testcase/failure").text
 assert got == want, repr(got)' "$tmp/r.gradescope" "$tmp/r.junit"
 
+# And on a report of two checks, one passed and one not, whose title and
+# output hold what JSON and XML must escape: each reads back as it was, the
+# score is the points got, one failure is counted; the checker takes these
+# files against the terminal's lines, and refuses each made wrong in one place.
+{
+  printf '10\t10\t0.5\t2\tlc2.1a\t3\tcounts "bytes" & <more>\t\n'
+  printf '5\t0\t0.1\t2\tlc2.2a\t3\tthe other\tit said "no" \\\\ & <stopped> %sx%s\\nend\n' "'" "'"
+} >"$tmp/report2"
+for f in gradescope junit; do
+  LC_ALL=C awk -F'\t' -v format=$f -v seconds=2 -f tests/grader/results.awk "$tmp/report2" >"$tmp/r2.$f"
+done
+cat >"$tmp/terminal2" <<'END'
+lc2.1a counts "bytes" & <more> (N=3) .......................... OK 10/10 (0.5s)
+lc2.2a the other (N=3) ........................................ FAIL 0/5 (0.1s)
+Score: 10/15
+END
+check "results.awk: what JSON and XML escape reads back as it was; the score and failures counted" python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+out = "it said \"no\" \\ & <stopped> \x27x\x27\nend"
+name = "lc2.1a counts \"bytes\" & <more> (N=3)"
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+assert d["score"] == 10, d["score"]
+assert [t["status"] for t in d["tests"]] == ["passed", "failed"], d["tests"]
+assert d["tests"][0]["name"] == name and d["tests"][1]["output"] == out, d["tests"]
+r = ET.parse(sys.argv[2]).getroot()
+assert r.get("failures") == "1" and r.find("testsuite").get("failures") == "1", r.attrib
+cases = r.findall("testsuite/testcase")
+assert cases[0].get("name") == name and cases[0].find("failure") is None, cases[0].attrib
+f = cases[1].find("failure")
+assert f.text == out and f.get("message") == out.split("\n")[0], (f.text, f.attrib)
+' "$tmp/r2.gradescope" "$tmp/r2.junit"
+for f in gradescope junit; do
+  check "the results checker takes the right $f file" tests/grader/check_results.py $f "$tmp/r2.$f" "$tmp/terminal2"
+done
+# wrong FORMAT FILE EDIT WHAT: the checker refuses the file with the edit (sed).
+wrong() {
+  sed "$3" "$2" >"$tmp/wrong.$1"
+  if cmp -s "$2" "$tmp/wrong.$1"; then bad=$((bad + 1)); echo "FAIL: the edit '$3' does not apply to $2"; return; fi
+  check "the results checker refuses a $1 file $4" \
+    sh -c "! tests/grader/check_results.py $1 '$tmp/wrong.$1' '$tmp/terminal2' >/dev/null"
+}
+wrong gradescope "$tmp/r2.gradescope" 's/^  "score": 10,$/  "score": 11,/' "with another total score"
+wrong gradescope "$tmp/r2.gradescope" 's/"name": "lc2.2a the other/"name": "lc2.2a another/' "with a check renamed"
+wrong gradescope "$tmp/r2.gradescope" 's/"status": "failed"/"status": "passed"/' "with a failed check passed"
+wrong gradescope "$tmp/r2.gradescope" 's/"max_score": 5,/"max_score": 6,/' "with other points"
+wrong junit "$tmp/r2.junit" 's/<testsuites name="make grade" tests="2" failures="1"/<testsuites name="make grade" tests="2" failures="0"/' \
+  "with the failures miscounted"
+wrong junit "$tmp/r2.junit" 's/name="lc2.2a the other (N=3)"/name="lc2.2a the others (N=3)"/' "with a check renamed"
+wrong junit "$tmp/r2.junit" 's/ tests="2" failures="1" errors="0"/ tests="3" failures="1" errors="0"/' \
+  "with a suite's tests miscounted"
+
 # ------------------------------------------------------------------------------
 # Stopped from outside: the check it runs and the check's ranks end with the
 # grade, within seconds, not at their budget minutes later. (A terminal's

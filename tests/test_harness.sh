@@ -26,6 +26,7 @@ for n in 2 3; do
   check "N=$n: a check failing on the last rank only fails" grep -q "^fail h.last_rank_fails" "$tmp/res"
   check "  with that rank's message" grep -q "rank $((n - 1)) fails, alone" "$tmp/res"
   check "  and the check after it still runs, recorded" grep -q "^ok h.passes" "$tmp/res"
+  check "  and the deadlock proof's rule and the fair share hold, state by state" grep -q "^ok h.proof_rules" "$tmp/res"
   check "  and the file is ended" grep -qx end "$tmp/res"
   check "  and the program's exit status says a check failed (1, through launch)" test "$status" = 1
 done
@@ -81,6 +82,27 @@ done
 graded "h.waits_for_slow_rank" 2 4
 check "ranks that wait for one that computes are not a deadlock: the check passes" \
   grep -q "^ok h.waits_for_slow_rank" "$tmp/res"
+# A rank stopped (SIGSTOP, its watchdog with it) leaves the state it wrote
+# last on file, which no look renews: never part of a proof. Rank 1 stops
+# itself after a barrier it stood still in; it goes on 4 s later (16 of rank
+# 0's looks, a quarter of its stall at this scale) and sends.
+export ZC_CHECKS=h.waits_for_stopped_rank
+rm -f "$tmp/res"
+ZC_TIME_SCALE=4 ZC_RESULTS=$tmp/res timeout 120 tools/launch 2 "$h" >"$tmp/out" 2>"$tmp/err" &
+job=$!
+stopped=""
+while kill -0 $job 2>/dev/null && [ -z "$stopped" ]; do
+  for p in $(pgrep -x test_harness); do
+    [ "$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null)" = T ] && stopped=$p
+  done
+  sleep 0.1
+done
+sleep 4
+[ -n "$stopped" ] && kill -CONT "$stopped"
+wait $job
+unset ZC_CHECKS
+check "a rank stopped after a barrier is no proof of a deadlock: the check passes" \
+  grep -q "^ok h.waits_for_stopped_rank" "$tmp/res"
 # A rank that waits yielding its core (as Open MPI waits), beside two busy
 # processes per core: Linux's EEVDF scheduler (6.6 on) gives it turns of
 # microseconds, so its own processor time reaches the stall (0.6 s at this

@@ -398,6 +398,9 @@ ZC_GEMM=onednn timeout 60 tools/launch 2 "$lc2" $S >"$tmp/out" 2>&1
 check "ZC_GEMM=onednn runs, and the report says so" grep -q "^matmul: oneDNN .* as ZC_GEMM asks" "$tmp/out"
 printf 'call 1e-6\nalpha 1e-6\nbeta 1e-9\ngamma 0\ndelta 0\n' >"$tmp/fit0"
 expect 2 2 "ZC_COMM_FIT is not the same on every rank" sh -c "$one_rank" "ZC_COMM_FIT=$tmp/fit0" "$lc1" $S --comm auto
+# Set and empty (the built-in fit) is not unset (the cached fit): not the same either.
+expect 2 2 "ZC_COMM_FIT is not the same on every rank (rank 1's differs from rank 0's): set it" \
+  sh -c "$one_rank" "ZC_COMM_FIT=" "$lc1" $S --comm auto
 for v in 1e1 3abc abc '' 0 -3 nan 99999999999; do
   ZC_START_TIMEOUT_S=$v expect 2 2 "ZC_START_TIMEOUT_S='$v': expected whole seconds in [1, 86400]" "$lc1" $S
 done

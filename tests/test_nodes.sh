@@ -201,8 +201,10 @@ rm -rf "$tmp/ck" "$tmp/out"
 el="--context 3 --hidden 9 --layers 2 --batch 24 --steps 16 --sample 0 --log-every 1 --comm ring"
 printf 'node%s slots=2\n' 1 2 >"$tmp/hosts"
 t0=$(date +%s.%N)
+# One restart allowed (--restarts 1): the one it needs.
 ZC_LINK=inter:10ms,1GB/s on_node 1 tools/launch --hostfile "$tmp/hosts" --iface eth0 --agent "$top/tests/node_agent.sh" \
-  --elastic 2 4 "$lc4" $el --save-every 10 --save-dir "$tmp/ck" --loss-log "$tmp/elastic.log" >"$tmp/out" 2>"$tmp/err" &
+  --elastic 2 --restarts 1 4 "$lc4" $el --save-every 10 --save-dir "$tmp/ck" --loss-log "$tmp/elastic.log" \
+  >"$tmp/out" 2>"$tmp/err" &
 job=$!
 kill_at 12 all
 wait $job
@@ -217,8 +219,8 @@ check "elastic: the first names the lost node" grep -q "^launch: node node2 was 
 # The step it names is the last one the first run printed (12 or later: when
 # the kill landed), wherever that was.
 last=$(awk '/^step +[0-9]+\// { s = $2 + 0; if (s < prev) { print prev; exit } prev = s }' "$tmp/out")
-check "elastic: it names node2 and the last step printed ($last, at least 12), and resumes from step 10 at N = 2" \
-  grep -qE "launch: elastic restart 1 of 3: node node2 lost at step ${last:-none}; resuming from .*/step-00000010 \(step 10\) at N = 2$" "$tmp/err"
+check "elastic: it names node2 and the last step printed ($last, at least 12), and resumes from step 10 at N = 2 on node1" \
+  grep -qE "launch: elastic restart 1 of 1: node node2 lost at step ${last:-none}; resuming from .*/step-00000010 \(step 10\) at N = 2 on node1$" "$tmp/err"
 check "elastic: the kill landed at step 12 or later, before the end (step $last)" [ "${last:-0}" -ge 12 -a "${last:-0}" -le 16 ]
 check "elastic: the restart runs at N = 2" grep -q "^summary stage=lc4_zero3 ranks=2 " "$tmp/out"
 # The loss log holds the whole job: steps 1 to 10 of the first run (kept
@@ -231,6 +233,17 @@ check "elastic: its steps 11 to 16 are a run resumed by hand at N = 2, bit for b
 first=$(awk '/^step +[0-9]+\// { s = $2 + 0; if (s < prev) exit; prev = s; if (s <= 10) printf "%d %s\n", s, $5 }' "$tmp/out")
 check "elastic: its steps 1 to 10 are the first run's (N = 4), as it printed them" \
   [ "$(awk 'NR <= 10 { printf "%d %.4f\n", $1, $2 }' "$tmp/elastic.log")" = "$first" ]
+# No restart allowed (--restarts 0): the loss stops the job, saying so.
+rm -rf "$tmp/ck" "$tmp/out"
+ZC_LINK=inter:10ms,1GB/s on_node 1 tools/launch --hostfile "$tmp/hosts" --iface eth0 --agent "$top/tests/node_agent.sh" \
+  --elastic 2 --restarts 0 4 "$lc4" $el --save-every 10 --save-dir "$tmp/ck" >"$tmp/out" 2>"$tmp/err" &
+job=$!
+kill_at 12 all
+wait $job
+rc=$?
+check "elastic, --restarts 0: the lost node stops the job (exit $rc)" [ "$rc" != 0 ]
+check "  saying its restarts are used ($(tail -n 1 "$tmp/err"))" \
+  grep -q "^launch: elastic: node node2 lost, and its 0 restarts are used: the job stops" "$tmp/err"
 fi
 
 finish test_nodes
