@@ -21,6 +21,7 @@
 #   make mine LC=K [N=n] [ARGS='...']  your build of lecture K's stage, run with its reports
 #   make grade-selftest  the grader graded (in make test too)
 #   make grade-mutants [LC=K] [SAMPLE=n SEED=s]  the grader graded by mutation of the exercise regions
+#   make slips [SLIPS='a b']  the tests graded by a maintainer's slips planted in a copy (tests/slips/)
 #   make clean
 #   V=1             show every compiler command in full
 
@@ -143,7 +144,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
 .PHONY: all build run test sanitize clean deps gemm-choice comm-fit bench-comm bench-collectives bench-checkpoint bench-gpu bench-step plan compare stages FORCE \
-        exercise grade solution diff diff-mine mine grade-selftest grade-mutants
+        exercise grade solution diff diff-mine mine grade-selftest grade-mutants slips
 .DEFAULT_GOAL := all
 
 # What every command below builds first: the products' library measured
@@ -395,6 +396,12 @@ grade-selftest: deps
 grade-mutants: deps
 	@$(BUILD_FIRST)
 	@BUILD=$(BUILD) tests/grader/mutants.sh
+
+# The tests held to the slips they must catch: each of tests/slips/ planted in a
+# copy of the tree, built, and its suite run (SLIPS: names, default all).
+slips: deps
+	@$(BUILD_FIRST)
+	@set -f; tests/slips.sh $(BUILD) $${SLIPS:-}
 
 clean:
 	rm -rf $(BUILD) build
