@@ -1,6 +1,6 @@
 #!/bin/sh
-# make slips: the tests held to the maintainer's slips they must catch. Each
-# tests/slips/NAME.sed is a plausible slip in the runtime or the tools (an
+# make slips: the tests held to the maintainer's slips they must catch. Each file
+# of tests/slips/*.sed is a plausible slip in the runtime or the tools (an
 # inverted condition, an off-by-one in a bound, a rule read on rank 0 only, an
 # escape dropped, a total summed from the wrong column), planted in a copy of
 # the tree: the copy is built (from the tree's objects, so only what the slip
