@@ -262,6 +262,23 @@ $(BUILD)/test/%: $(BUILD)/obj/tests/%.o $(BUILD)/lib/libcommon.a
 	@mkdir -p $(dir $@)
 	$(call show,LD,$@)$(CC) $(CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/lib/libcommon.a $(TEST_LDLIBS) -o $@
 
+# lc0.1d grades adam_update's hand-off to the GPU kernel without a GPU:
+# test_lc0 also holds a copy of kernels_cpu.c compiled as a CUDA build's (a
+# stand-in for the CUDA runtime's header where there is no toolkit), its
+# adam_update renamed and everything else of it private (objcopy), linked
+# against a recording stand-in for the GPU kernels (tests/gpu_standin.c). The
+# other checks run the build's own kernels_cpu, from the library.
+OBJCOPY ?= objcopy
+$(BUILD)/obj/tests/kernels_cpu_handoff.o: common/kernels_cpu.c $(HEADERS) $(wildcard tests/standin/*.h)
+	@mkdir -p $(dir $@)
+	$(call show,CC,$@)$(CC) -Itests/standin $(CFLAGS) $(TEST_CFLAGS) -DZC_CUDA -include tests/standin/one_copy.h \
+	  -Dadam_update=gpu_handoff_adam_update \
+	  -c $< -o $@.tmp && $(OBJCOPY) --keep-global-symbol=gpu_handoff_adam_update $@.tmp $@ && rm -f $@.tmp
+$(BUILD)/test/test_lc0: $(BUILD)/obj/tests/test_lc0.o $(BUILD)/obj/tests/kernels_cpu_handoff.o \
+                        $(BUILD)/obj/tests/gpu_standin.o $(BUILD)/lib/libcommon.a
+	@mkdir -p $(dir $@)
+	$(call show,LD,$@)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(filter %.o,$^) $(BUILD)/lib/libcommon.a $(TEST_LDLIBS) -o $@
+
 # ----------------------------------------------------------------------------
 # running
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../lc0_adam/adam.c"
+#include "gpu_standin.h"
 #include "grading.h"
 #include "ref_model.h"
 
@@ -188,6 +189,116 @@ START_TEST(test_adam_moments_move) {
     mem_free(g1);
     trainer_teardown(&u);
     trainer_teardown(&t);
+}
+END_TEST
+
+// lc0.1d: the hand-off to the GPU kernel. A CPU build compiles ON_GPU(...) to
+// nothing, so the other checks never see that line; this one runs a copy of
+// the file compiled as a CUDA build's, with the device set to CUDA, against a
+// stand-in that records what cuda_adam_update was handed (tests/gpu_standin.h).
+
+// 1 if x is v to a few float roundings (the scalars are computed in float or
+// double, from float hyperparameters: 1e-5 of each other at most).
+static int near(double x, double v) { return fabs(x - v) <= 1e-4 * fabs(v); }
+
+// One scalar cuda_adam_update takes, what it was handed, and the values a
+// learner's usual slips give, each with its name.
+typedef struct { double value; const char *why; } Slip;
+typedef struct {
+    const char *name, *formula;
+    double want, got;
+    Slip slip[8];
+} Scalar;
+
+// What is wrong with the scalars handed over ("" if nothing), into out.
+static const char *handoff_scalars_why(const AdamHandoff *a, const AdamHyper *h, long t, char *out, size_t size) {
+    double lr = h->lr, wd = h->weight_decay, b1 = h->beta1, b2 = h->beta2, eps = h->eps;
+    double bc1 = 1 - pow(b1, (double)t), bc2 = 1 - pow(b2, (double)t);
+    Scalar s[] = {
+        { "decay", "1 - lr wd", 1 - lr * wd, a->decay,
+          { { lr * wd, "lr wd: how much p shrinks, where the kernel takes the factor p is multiplied by" },
+            { 1, "no weight decay at all" }, { 1 - wd, "1 - wd: the decay without lr" }, { wd, "the weight decay itself" } } },
+        { "step_size", "lr / (1 - beta1^step)", lr / bc1, a->step_size,
+          { { lr, "lr alone: m's bias correction is missing" },
+            { lr * bc1, "lr (1 - beta1^step): multiplied by the correction where it divides" },
+            { lr / (1 - pow(b1, t - 1.0)), "the correction of step - 1: the step count is one off" },
+            { lr / (1 - pow(b1, t + 1.0)), "the correction of step + 1: the step count is one off" },
+            { lr / bc2, "corrected with beta2, where m's correction takes beta1" },
+            { 1 / bc1, "lr is missing" } } },
+        { "bc2_sqrt", "sqrt(1 - beta2^step)", sqrt(bc2), a->bc2_sqrt,
+          { { bc2, "1 - beta2^step without its square root" }, { 1, "no bias correction of v" },
+            { sqrt(bc1), "beta1 in place of beta2" }, { 1 / sqrt(bc2), "the reciprocal: 1 / sqrt(1 - beta2^step)" },
+            { sqrt(1 - pow(b2, t - 1.0)), "the correction of step - 1: the step count is one off" },
+            { sqrt(1 - pow(b2, t + 1.0)), "the correction of step + 1: the step count is one off" } } },
+        { "beta1", "beta1", b1, a->beta1, { { 1 - b1, "1 - beta1: the kernel forms 1 - beta1 itself" } } },
+        { "beta2", "beta2", b2, a->beta2, { { 1 - b2, "1 - beta2: the kernel forms 1 - beta2 itself" } } },
+        { "eps", "eps", eps, a->eps, { { eps * eps, "eps squared" }, { sqrt(eps), "the square root of eps" } } },
+    };
+    int ns = (int)(sizeof s / sizeof s[0]);
+    for (int i = 0; i < ns; i++) {
+        if (near(s[i].got, s[i].want)) continue;
+        const char *why = NULL;
+        for (int k = 0; k < 8 && s[i].slip[k].why && !why; k++)
+            if (near(s[i].got, s[i].slip[k].value)) why = s[i].slip[k].why;
+        // Another scalar's value in its place: the arguments' order.
+        char order[200];
+        for (int j = 0; j < ns && !why; j++)
+            if (j != i && near(s[i].got, s[j].want) && !near(s[i].want, s[j].want)) {
+                snprintf(order, sizeof order, "that is %s's value: the arguments are in another order (decay, step_size, "
+                         "bc2_sqrt, beta1, beta2, eps, kernels_cuda.h)", s[j].name);
+                why = order;
+            }
+        snprintf(out, size, "%s = %.9g; the kernel takes %s = %.9g%s%s", s[i].name, s[i].got, s[i].formula, s[i].want,
+                 why ? ": " : "", why ? why : " (compare how you compute it with the CPU loop's)");
+        return out;
+    }
+    return "";
+}
+
+// The name of the buffer p is (of p, g, m, v), or "another buffer".
+static const char *buffer_name(const void *x, const float *p, const float *g, const float *m, const float *v) {
+    return x == p ? "p" : x == g ? "g" : x == m ? "m" : x == v ? "v" : "another buffer";
+}
+
+START_TEST(test_adam_hands_off_to_gpu) {
+    enum { N = 37 };
+    AdamHyper h = { 3e-3f, 0.9f, 0.999f, 1e-8f, 0.1f };
+    const long step = 3;
+    float p[N], g[N], m[N], v[N], p0[N], m0[N], v0[N];
+    Rng r = rng_stream(98, 0);
+    for (int i = 0; i < N; i++) {
+        p[i] = 2 * rng_uniform(&r) - 1, g[i] = 2 * rng_uniform(&r) - 1;
+        m[i] = 0.1f * (2 * rng_uniform(&r) - 1), v[i] = 0.01f * rng_uniform(&r);
+    }
+    memcpy(p0, p, sizeof p); memcpy(m0, m, sizeof m); memcpy(v0, v, sizeof v);
+    standin_reset();
+    rt.device = DEV_CUDA;  // back before any verdict: a failed check ends here
+    gpu_handoff_adam_update(p, g, m, v, N, &h, step);
+    rt.device = DEV_CPU;
+    AdamHandoff a = standin_adam;
+    const char *run = "on a GPU run (--device cuda, here with a stand-in for the GPU that records what it is handed), "
+                      "adam_update";
+    if (a.calls == 0)
+        ck_abort_msg("%s never handed the step to the GPU kernel%s%s: ON_GPU(cuda_adam_update(p, g, m, v, n, decay, "
+                     "step_size, bc2_sqrt, beta1, beta2, eps)) belongs after the scalars and before the CPU loop (a CPU "
+                     "build compiles that line to nothing: only this check sees it)",
+                     run, a.other ? "; it called " : "", a.other ? a.other : "");
+    ck_assert_msg(a.calls == 1, "%s handed the step to cuda_adam_update %d times; once, with all n = %d parameters",
+                  run, a.calls, N);
+    ck_assert_msg(!a.other, "%s called %s too: the step is cuda_adam_update's alone", run, a.other);
+    if (a.p != p || a.g != g || a.m != m || a.v != v)
+        ck_abort_msg("%s handed cuda_adam_update (%s, %s, %s, %s) where it takes (p, g, m, v)", run,
+                     buffer_name(a.p, p, g, m, v), buffer_name(a.g, p, g, m, v), buffer_name(a.m, p, g, m, v),
+                     buffer_name(a.v, p, g, m, v));
+    ck_assert_msg(a.n == N, "%s handed n = %zu for %d parameters", run, a.n, N);
+    char why[600];
+    const char *bad = handoff_scalars_why(&a, &h, step, why, sizeof why);
+    ck_assert_msg(!*bad, "%s at step %ld (lr %g, beta1 %g, beta2 %g, eps %g, weight decay %g) handed cuda_adam_update %s",
+                  run, step, h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, bad);
+    ck_assert_msg(!memcmp(p, p0, sizeof p) && !memcmp(m, m0, sizeof m) && !memcmp(v, v0, sizeof v),
+                  "%s handed the step to the GPU kernel and then ran the CPU loop too: on a GPU p, g, m and v are the "
+                  "device's memory, which the CPU cannot touch. ON_GPU(...) returns from adam_update; it belongs "
+                  "before the loop", run);
 }
 END_TEST
 
@@ -459,6 +570,7 @@ static int checks(Graded *g) {
     g[n++] = (Graded){ "lc0.1a", 10, "1", "adam_update: one AdamW step as the formula, in double", test_adam_step_formula };
     g[n++] = (Graded){ "lc0.1b", 5, "1", "the first Adam step moves each parameter by lr", test_adam_first_step_is_lr };
     g[n++] = (Graded){ "lc0.1c", 5, "1", "after a training step, m = (1-beta1) g and v = (1-beta2) g^2", test_adam_moments_move };
+    g[n++] = (Graded){ "lc0.1d", 5, "1", "on a GPU run, adam_update hands the step to the CUDA kernel", test_adam_hands_off_to_gpu };
     g[n++] = (Graded){ "lc0.2a", 5, "1", "zero_grad leaves every gradient at 0", test_zero_grad_zeroes };
     g[n++] = (Graded){ "lc0.2b", 5, "1", "each step's gradient is its own, not added to the last", test_each_step_has_its_own_gradient };
     g[n++] = (Graded){ "lc0.3a", 10, "1", "clip_grads: the global L2 norm, every gradient scaled", test_clip_grads };

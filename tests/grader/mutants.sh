@@ -10,8 +10,9 @@
 # Classes, per lecture:
 #   stillborn   does not compile (the compile filter), or does not build
 #   same code   compiles to the very instructions of the reference (CPU build,
-#               without debug information): equivalent by construction; the
-#               GPU path's lines (ON_GPU) are here, since the CPU build drops them
+#               without debug information; a file with GPU hand-offs, ON_GPU,
+#               also as a CUDA build compiles it, which lc0.1d grades):
+#               equivalent by construction
 #   graded      the distinct programs left (mutants with the same instructions
 #               are graded once and share the verdict)
 #   killed      some check fails
@@ -100,9 +101,16 @@ code_of() {
   nice -n 19 cc $flags -iquote "$top/$(dirname "$1")" -fsyntax-only "$2" 2>/dev/null || return 0
   # shellcheck disable=SC2086
   if nice -n 19 cc $flags -iquote "$top/$(dirname "$1")" -S -o "$2.s" "$2" 2>/dev/null; then
-    grep -v '^[[:space:]]*\.file' "$2.s" | sha1sum | cut -c1-16
+    # The GPU build's instructions too, where the file hands work to the GPU
+    # (the CUDA runtime's names from the grade's stand-in, tests/standin).
+    if grep -q 'ON_GPU(' "$2"; then
+      # shellcheck disable=SC2086
+      nice -n 19 cc -I"$top/tests/standin" $flags -DZC_CUDA -iquote "$top/$(dirname "$1")" -S -o "$2.gpu.s" "$2" \
+        2>/dev/null || echo "no GPU build" >"$2.gpu.s"
+    fi
+    cat "$2.s" "$2.gpu.s" 2>/dev/null | grep -v '^[[:space:]]*\.file' | sha1sum | cut -c1-16
   fi
-  rm -f "$2.s"
+  rm -f "$2.s" "$2.gpu.s"
 }
 
 # Grades the mutants of queue $1 (rows k|id|file|path) in slot $2, the limits
