@@ -232,15 +232,41 @@ static void name_slot(const void *slot, char *buf, size_t len) { describe_slot(s
 
 // Before the run (the caller is blocked in a wait): the input is still what it
 // was at the launch, or the run stops with the reason.
+// The same for its output, which the run writes (the poison at the launch
+// wrote it all already).
+static void output_of(const CommOp *o, void **p, size_t *bytes) {
+    size_t esz = dtype_size(o->dt), N = (size_t)rt.world;
+    int root = rt.rank == o->root;
+    *p = o->recv;
+    switch (o->kind) {
+    case COLL_ALL_GATHER: *bytes = N * o->count * esz; break;
+    case COLL_REDUCE: *bytes = root ? o->count * esz : 0; break;
+    case COLL_ALL_REDUCE: case COLL_REDUCE_SCATTER: case COLL_BROADCAST: case COLL_SCATTER:
+        *bytes = o->count * esz; break;
+    default: *bytes = 0; break;
+    }
+}
+
+// A freed buffer is named before it is read or written: in grading mode its
+// pages are out of reach (mem), and the hash or the run would fault.
 static void check_input(const Slot *s) {
-    if (input_hash(&s->op) == s->in_hash) return;
     const void *p;
-    size_t bytes;
+    void *out;
+    size_t bytes, out_bytes;
     input_of(&s->op, &p, &bytes);
+    output_of(&s->op, &out, &out_bytes);
+    int was_freed = bytes && mem_was_freed(p, bytes);
     char what[160];
+    if (out_bytes && mem_was_freed(out, out_bytes)) {
+        describe_slot(s, what, sizeof what);
+        fatal("comm: the output of %s was freed before the collective completed: a buffer belongs to the comm "
+              "thread from the launch until comm_wait returns (a request never waited for, or waited for after "
+              "the free?)", what);
+    }
+    if (!was_freed && input_hash(&s->op) == s->in_hash) return;
     describe_slot(s, what, sizeof what);
     fatal("comm: the input of %s %s before the collective completed: a buffer belongs to the comm thread from "
-          "the launch until comm_wait returns", what, mem_was_freed(p, bytes) ? "was freed" : "was written");
+          "the launch until comm_wait returns", what, was_freed ? "was freed" : "was written");
 }
 
 // ----------------------------------------------------------------------------
@@ -362,6 +388,7 @@ void comm_phase(const char *name, int layer) {
     q.phase = name;
     q.layer = layer;
     pthread_mutex_unlock(&q.lock);
+    mem_phase(name, layer);
 }
 
 // Without the lock: a watchdog asks, and must get an answer even from a

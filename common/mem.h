@@ -21,15 +21,24 @@ typedef struct {
 } MemStats;
 
 // Tunes the C allocator to keep freed memory for reuse (rt_init calls it).
-// In grading mode (ZC_GRADING set in the environment) freed host blocks are
-// poisoned: see mem_set_poison.
+// In grading mode (ZC_GRADING set in the environment) host blocks are fenced
+// and freed ones poisoned: see mem_set_poison.
 void mem_init(void);
-// on: mem_free fills a host block with NaN and keeps it out of reuse (its bytes
-// leave the counters all the same) until sixteen times the most this process
-// held at once, at least 64 MiB, has been freed after it, so whatever still
-// reads it reads NaN, and a second mem_free of it says so.
+// on: each host block allocated from then on ends on a page's last byte, before
+// a page nothing may touch (its start aligned to the largest power of two up
+// to 64 dividing its size); mem_free fills it with NaN, makes its pages
+// inaccessible and keeps it out of reuse (its bytes leave the counters all the
+// same) until sixteen times the most this process held at once, at least 64
+// MiB, has been freed after it. A read or write past a block's end, or of a
+// kept block, faults where it happens, and the fault names the buffer (its
+// category and size), what was done and in which functions; a second mem_free
+// of a kept block says so.
 void mem_set_poison(int on);
-// Allocates bytes (zeroed, 64-byte aligned) under a category; fatal on failure.
+// What the stage does now ("forward" and layer 2; layer -1: no layer), named by
+// a fault's line (comm_phase passes it on). name must outlive the call.
+void mem_phase(const char *name, int layer);
+// Allocates bytes (zeroed, 64-byte aligned; fenced in grading mode, above)
+// under a category; fatal on failure.
 // It lives where the stage computes (the GPU with --device cuda), except the
 // data category: input batches stay on the host, where the data loader writes.
 void *mem_alloc(MemCat cat, size_t bytes);

@@ -230,6 +230,15 @@ START_TEST(test_adam_own_slice) {
 }
 END_TEST
 
+// What rank r's params[j] holds before test_all_gather_result's all-gather:
+// a value that says whose it is in r's own slices, -7 elsewhere.
+static float start_value(const Model *m, size_t j, int r) {
+    int l = 0;
+    while (l + 1 < m->nlayers && j >= m->layer[l + 1].off) l++;
+    size_t i = j - m->layer[l].off;
+    return owner(&m->layer[l], i) == r ? (float)(1000 * l + (int)i % 997) + 0.25f * r : -7.0f;
+}
+
 START_TEST(test_all_gather_result) {
     Trainer t;
     trainer_with_grads(&t, "0");
@@ -238,7 +247,7 @@ START_TEST(test_all_gather_result) {
     for (int l = 0; l < m->nlayers; l++) {
         const Layer *L = &m->layer[l];
         for (size_t i = 0; i < L->numel; i++)
-            m->params[L->off + i] = owner(L, i) == rt.rank ? (float)(1000 * l + (int)i % 997) + 0.25f * owner(L, i) : -7.0f;
+            m->params[L->off + i] = start_value(m, L->off + i, rt.rank);
     }
     all_gather_params(&t);
     int bad_l = -1;
@@ -254,6 +263,26 @@ START_TEST(test_all_gather_result) {
                L->pad, bad_l >= 0 ? m->params[L->off + bad_i] : 0.0f, owner(L, bad_i),
                (float)(1000 * bad_l + (int)bad_i % 997) + 0.25f * owner(L, bad_i),
                bad_l >= 0 && m->params[L->off + bad_i] == -7.0f ? ": it never arrived" : "");
+    // The staging buffer (t.padded, one for every layer whose length does not
+    // divide by N) holds the last such layer's segment. Its padding is stale
+    // (what an earlier layer left there), or zero; a staging copy of a whole
+    // shard, not of the slice's real elements, fills it with the params past
+    // the layer's end, which the all-gather spreads to every rank and every
+    // number still comes out right. (Past the last layer, the fence after the
+    // params sees the same read.)
+    int staged = -1;
+    for (int l = 0; l < m->nlayers; l++)
+        if (m->layer[l].pad != m->layer[l].numel) staged = l;
+    size_t past = 0;
+    if (t.padded && staged >= 0) {
+        const Layer *S = &m->layer[staged];
+        for (size_t i = S->numel; i < S->pad && S->off + i < m->numel && !past; i++)
+            if (t.padded[i] == start_value(m, S->off + i, owner(S, i))) past = i;
+        ck_all_msg(!past, "after all_gather_params at N=%d, the staging buffer's padding (layer %d: %zu elements, "
+                   "padded to %zu) holds at element %zu, in rank %d's slot, %g: what that rank held just past the layer's "
+                   "end, read by a staging copy of a whole shard; copy the slice's real elements only (own_numel)",
+                   rt.world, staged, S->numel, S->pad, past, owner(S, past), past ? t.padded[past] : 0.0f);
+    }
     trainer_teardown(&t);
 }
 END_TEST

@@ -1,30 +1,32 @@
 // test_mem: the tracked allocator's arithmetic: current and peak per category
 // and in total, zeroed and aligned blocks, the live count; grading's poisoned
-// frees and their bounded quarantine.
+// frees and their bounded quarantine, its fences and the faults they name.
 #include "check_unit.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../common/mem.h"
 
-// Grading's poisoned frees: a freed block reads NaN, is named as freed, and is
-// kept out of use while less than the quarantine (here its least, 64 MiB: this
-// process never held more than a few MiB) has been freed after it; older blocks
-// go back to the allocator, so a long graded run's memory stays flat. First in
-// the suite, so that the most this process held at once is this test's.
+// Grading's poisoned frees: a freed block is named as freed, and is kept out
+// of use (its pages out of reach: test_fault_after_free) while less than the
+// quarantine (here its least, 64 MiB: this process never held more than a few
+// MiB) has been freed after it; older blocks go back, so a long graded run's
+// memory stays flat. First in the suite, so that the most this process held at
+// once is this test's.
 START_TEST(test_poison_quarantine) {
     enum { MIB = 1 << 20, BLOCKS = 96 };
     mem_set_poison(1);
-    float *f = mem_alloc(MEM_WORKSPACE, MIB);
+    float *f = mem_alloc(MEM_ACTIVATIONS, MIB);
     mem_free(f);
-    ck_assert(isnan(f[0]) && isnan(f[MIB / 4 - 1]));  // kept: still ours to read
     ck_assert_int_eq(mem_was_freed(f, MIB), 1);
     size_t block = mem_stats().kept;
-    ck_assert_uint_ge(block, MIB);
-    ck_assert_uint_lt(block, MIB + 4096);
+    ck_assert_uint_eq(block, MIB + (size_t)sysconf(_SC_PAGESIZE));  // its pages and its fence
     for (int i = 1; i < BLOCKS; i++) {
-        f = mem_alloc(MEM_WORKSPACE, MIB);
+        f = mem_alloc(MEM_ACTIVATIONS, MIB);
         mem_free(f);
         size_t kept = mem_stats().kept;
         // Everything until 64 MiB, then never more than 64 MiB: the oldest go.
@@ -32,8 +34,111 @@ START_TEST(test_poison_quarantine) {
         else ck_assert(kept <= (size_t)64 * MIB && kept > (size_t)64 * MIB - block);
     }
     ck_assert_int_eq(mem_was_freed(f, MIB), 1);  // the newest is kept
-    ck_assert(isnan(f[MIB / 8]));
     mem_set_poison(0);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// fences (grading mode)
+
+// A fenced block ends on a page's last byte, starts aligned to the largest
+// power of two up to 64 that divides its size, and is zeroed.
+START_TEST(test_fenced_block_ends_on_its_page) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    mem_set_poison(1);
+    for (size_t n = 1; n < 3 * page; n = n * 3 + 2) {
+        unsigned char *p = mem_alloc(MEM_DATA, n);
+        size_t align = n & -n;
+        ck_assert_uint_eq(((uintptr_t)p + n) % page, 0);
+        ck_assert_uint_eq((uintptr_t)p % (align < 64 ? align : 64), 0);
+        for (size_t i = 0; i < n; i++) ck_assert_uint_eq(p[i], 0);
+        p[n - 1] = 1;  // the last byte is the block's
+        mem_free(p);
+    }
+    mem_set_poison(0);
+}
+END_TEST
+
+// Workspace (the kernels' panels) skips the quarantine: a block of the same
+// size reuses its mapping at once.
+START_TEST(test_workspace_reused_at_once) {
+    mem_set_poison(1);
+    size_t kept = mem_stats().kept;
+    float *w = mem_alloc_scratch(MEM_WORKSPACE, 5000 * sizeof(float));
+    mem_free(w);
+    ck_assert_uint_eq(mem_stats().kept, kept);
+    float *again = mem_alloc_scratch(MEM_WORKSPACE, 5000 * sizeof(float));
+    ck_assert_ptr_eq(again, w);
+    mem_free(again);
+    mem_set_poison(0);
+}
+END_TEST
+
+// What a child that runs fn with grading's fences prints on stderr, into out;
+// the signal that ended it (0 if it exited).
+static int child_fault(void (*fn)(void), char *out, size_t len) {
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        mem_set_poison(1);
+        fn();
+        _exit(0);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < len && (r = read(fd[0], out + n, len - 1 - n)) > 0) n += (size_t)r;
+    out[n] = '\0';
+    close(fd[0]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static volatile float sink;
+// 301 floats of gradients, and a loop one element too far.
+static void read_one_past(void) {
+    float *g = mem_alloc(MEM_GRADS, 301 * sizeof(float));
+    for (int i = 0; i <= 301; i++) sink += g[i];
+}
+// A layer's params freed, then written through the pointer kept.
+static void write_after_free(void) {
+    float *p = mem_alloc(MEM_PARAMS, 1000 * sizeof(float));
+    mem_free(p);
+    p[10] = 1.0f;
+}
+// A read of an address no buffer holds.
+static volatile uintptr_t nowhere = 8;
+static void untracked_fault(void) { sink = *(volatile float *)nowhere; }
+
+START_TEST(test_fault_past_the_end) {
+    char out[2048];
+    ck_assert_int_eq(child_fault(read_one_past, out, sizeof out), SIGSEGV);
+    ck_assert_msg(strstr(out, "rank 0: mem: a read past the end of a buffer of grads (1204 bytes, 301 floats): byte 1 "
+                              "after its last one"), "got: %s", out);
+}
+END_TEST
+
+START_TEST(test_fault_after_free) {
+    char out[2048];
+    ck_assert_int_eq(child_fault(write_after_free, out, sizeof out), SIGSEGV);
+    ck_assert_msg(strstr(out, "rank 0: mem: a write of a buffer of params (4000 bytes) after its mem_free, at byte 40"),
+                  "got: %s", out);
+    // The function it happened in, static as it is, and who called it.
+    ck_assert_msg(strstr(out, "a pointer to it kept), in write_after_free, from child_fault, from test_fault_after_free_fn"),
+                  "got: %s", out);
+}
+END_TEST
+
+// A fault that is none of mem's is left as it was: no line, the same signal.
+START_TEST(test_fault_not_mem_s) {
+    char out[2048];
+    ck_assert_int_eq(child_fault(untracked_fault, out, sizeof out), SIGSEGV);
+    ck_assert_str_eq(out, "");
 }
 END_TEST
 
@@ -123,6 +228,11 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_model_state_sum);
     tcase_add_test(tc, test_zeroed_aligned);
     tcase_add_test(tc, test_host_kinds_on_cpu);
+    tcase_add_test(tc, test_fenced_block_ends_on_its_page);
+    tcase_add_test(tc, test_workspace_reused_at_once);
+    tcase_add_test(tc, test_fault_past_the_end);
+    tcase_add_test(tc, test_fault_after_free);
+    tcase_add_test(tc, test_fault_not_mem_s);
     suite_add_tcase(s, tc);
     return s;
 }
