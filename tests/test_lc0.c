@@ -66,33 +66,114 @@ END_TEST
 // ----------------------------------------------------------------------------
 // lc0.1: the AdamW update (adam_update, common/kernels_cpu.c)
 
-// AdamW in double from one state (PyTorch's formula): what adam_update must
-// give. coupled: weight decay added to the gradient instead (L2, the mistake
-// AdamW fixes); corrected 0: no bias correction.
-static void adamw_double(double *p, double *m, double *v, double g, const AdamHyper *h, long step,
-                         int coupled, int corrected) {
-    if (coupled) g += (double)h->weight_decay * *p;
-    else *p *= 1.0 - (double)h->lr * h->weight_decay;
-    *m = h->beta1 * *m + (1.0 - h->beta1) * g;
-    *v = h->beta2 * *v + (1.0 - h->beta2) * g * g;
-    double bc1 = corrected ? 1.0 - pow(h->beta1, step) : 1.0, bc2 = corrected ? 1.0 - pow(h->beta2, step) : 1.0;
-    *p -= h->lr * (*m / bc1) / (sqrt(*v / bc2) + h->eps);
+// The Adam updates a learner writes, PyTorch's AdamW first (ADAM_RIGHT); each
+// of the others is a usual slip, named in adam_slips. adam_update's result is
+// held to each in turn, and the verdict names the one it equals.
+typedef enum {
+    ADAM_RIGHT, ADAM_NO_CORRECTION, ADAM_COUPLED, ADAM_EPS_IN_SQRT, ADAM_EPS_BEFORE_CORRECTION, ADAM_NO_EPS,
+    ADAM_NO_SQRT, ADAM_DECAY_AFTER, ADAM_DECAY_WITHOUT_LR, ADAM_NO_DECAY, ADAM_STEP_PLUS_ONE, ADAM_STEP_MINUS_ONE,
+    ADAM_BETAS_SWAPPED, ADAM_MOMENT_WEIGHTS_SWAPPED, ADAM_ABS_G, ADAM_G_FOR_M, ADAM_ASCENT, ADAM_M_CORRECTED_ONLY,
+    ADAM_V_CORRECTED_ONLY, ADAM_NO_LR, ADAM_V_CORRECTION_NOT_ROOTED, ADAM_STORES_CORRECTED, ADAM_OLD_MOMENTS,
+    ADAM_NO_EXPONENT, ADAM_DECAY_WITH_STEP_SIZE, ADAM_NVARIANTS
+} AdamVariant;
+
+static const char *adam_slips[ADAM_NVARIANTS] = {
+    [ADAM_NO_CORRECTION] = "this is Adam without bias correction: divide m by 1 - beta1^step and v by 1 - beta2^step",
+    [ADAM_COUPLED] = "the weight decay went into the gradient (L2, coupled); AdamW shrinks p by 1 - lr wd outside m and v",
+    [ADAM_EPS_IN_SQRT] = "your update equals AdamW with eps inside the square root, sqrt(v_hat + eps); PyTorch adds it "
+                         "after: sqrt(v_hat) + eps",
+    [ADAM_EPS_BEFORE_CORRECTION] = "your update equals AdamW with eps added before v's correction, (sqrt(v) + eps) / "
+                                   "sqrt(1 - beta2^step); PyTorch adds it after: sqrt(v) / sqrt(1 - beta2^step) + eps",
+    [ADAM_NO_EPS] = "your update equals AdamW without eps: the denominator is sqrt(v_hat) + eps (a zero gradient "
+                    "would give 0 / 0)",
+    [ADAM_NO_SQRT] = "your update equals AdamW without the square root of v: the denominator is sqrt(v_hat) + eps",
+    [ADAM_DECAY_AFTER] = "your update equals AdamW with the weight decay applied after the Adam step; PyTorch decays "
+                         "p first (p *= 1 - lr wd), then subtracts the step",
+    [ADAM_DECAY_WITHOUT_LR] = "your update equals AdamW with p *= 1 - wd: the decay is lr wd, not wd",
+    [ADAM_NO_DECAY] = "your update equals Adam without weight decay: AdamW multiplies p by 1 - lr wd",
+    [ADAM_STEP_PLUS_ONE] = "your update equals AdamW with the bias corrections of step + 1: the step count is one off "
+                           "(step is the step being taken, 1 for the first)",
+    [ADAM_STEP_MINUS_ONE] = "your update equals AdamW with the bias corrections of step - 1: the step count is one off "
+                            "(step is the step being taken, 1 for the first, where 1 - beta^0 = 0 divides by zero)",
+    [ADAM_BETAS_SWAPPED] = "your update equals AdamW with beta1 and beta2 swapped: m averages with beta1, v with beta2",
+    [ADAM_MOMENT_WEIGHTS_SWAPPED] = "your update equals AdamW with each moment's weights swapped: m = beta1 m + (1 - "
+                                    "beta1) g, not (1 - beta1) m + beta1 g (and v the same with beta2)",
+    [ADAM_ABS_G] = "your update equals AdamW with |g| where v takes g^2",
+    [ADAM_G_FOR_M] = "your update equals AdamW stepping with g where it steps with m (the moment, bias-corrected)",
+    [ADAM_ASCENT] = "your update equals AdamW's step added, not subtracted: p moves up its gradient",
+    [ADAM_M_CORRECTED_ONLY] = "your update equals AdamW with m's bias correction alone: v's (1 - beta2^step, under "
+                              "the square root) is missing",
+    [ADAM_V_CORRECTED_ONLY] = "your update equals AdamW with v's bias correction alone: m's (1 - beta1^step) is missing",
+    [ADAM_NO_LR] = "your update equals AdamW without lr: the step is lr m_hat / (sqrt(v_hat) + eps)",
+    [ADAM_V_CORRECTION_NOT_ROOTED] = "your update equals AdamW with sqrt(v) divided by 1 - beta2^step: v's correction "
+                                     "goes under the root, sqrt(v / (1 - beta2^step)) = sqrt(v) / sqrt(1 - beta2^step)",
+    [ADAM_STORES_CORRECTED] = "p is right, and m and v hold their bias-corrected values m_hat and v_hat: store the "
+                              "moments themselves (the correction is for this step's update only)",
+    [ADAM_OLD_MOMENTS] = "your update equals AdamW stepping with m and v from before this step's update: update the "
+                         "moments with this step's gradient first, then step with them",
+    [ADAM_NO_EXPONENT] = "your update equals AdamW with the bias corrections 1 - beta (no power): 1 - beta1^step and "
+                         "1 - beta2^step",
+    [ADAM_DECAY_WITH_STEP_SIZE] = "your update equals AdamW with the decay 1 - lr wd / (1 - beta1^step): the decay "
+                                  "takes lr alone, not the bias-corrected step size",
+};
+
+// Adam in double from one state, as variant `var` computes it.
+static void adam_double(double *p, double *m, double *v, double g, const AdamHyper *h, long step, AdamVariant var) {
+    double lr = h->lr, wd = h->weight_decay, b1 = h->beta1, b2 = h->beta2, eps = h->eps;
+    double t = (double)step + (var == ADAM_STEP_PLUS_ONE ? 1 : var == ADAM_STEP_MINUS_ONE ? -1 : 0);
+    double m_old = *m, v_old = *v;
+    if (var == ADAM_BETAS_SWAPPED) b1 = h->beta2, b2 = h->beta1;
+    if (var == ADAM_COUPLED) g += wd * *p;
+    double decay = var == ADAM_COUPLED || var == ADAM_NO_DECAY ? 1 : var == ADAM_DECAY_WITHOUT_LR ? 1 - wd
+                 : var == ADAM_DECAY_WITH_STEP_SIZE ? 1 - lr / (1.0 - pow(b1, t)) * wd : 1 - lr * wd;
+    if (var != ADAM_DECAY_AFTER) *p *= decay;
+    double gg = var == ADAM_ABS_G ? fabs(g) : g * g;
+    if (var == ADAM_MOMENT_WEIGHTS_SWAPPED) {
+        *m = (1.0 - b1) * *m + b1 * g;
+        *v = (1.0 - b2) * *v + b2 * gg;
+    } else {
+        *m = b1 * *m + (1.0 - b1) * g;
+        *v = b2 * *v + (1.0 - b2) * gg;
+    }
+    int c1 = var != ADAM_NO_CORRECTION && var != ADAM_V_CORRECTED_ONLY;
+    int c2 = var != ADAM_NO_CORRECTION && var != ADAM_M_CORRECTED_ONLY;
+    double bc1 = c1 ? 1.0 - (var == ADAM_NO_EXPONENT ? b1 : pow(b1, t)) : 1.0;
+    double bc2 = c2 ? 1.0 - (var == ADAM_NO_EXPONENT ? b2 : pow(b2, t)) : 1.0;
+    double mh = (var == ADAM_G_FOR_M ? g : var == ADAM_OLD_MOMENTS ? m_old : *m) / bc1;
+    double vh = (var == ADAM_OLD_MOMENTS ? v_old : *v) / bc2;
+    double denom = var == ADAM_EPS_IN_SQRT ? sqrt(vh + eps)
+                 : var == ADAM_V_CORRECTION_NOT_ROOTED ? sqrt(*v) / bc2 + eps
+                 : var == ADAM_EPS_BEFORE_CORRECTION ? (sqrt(*v) + eps) / sqrt(bc2)
+                 : var == ADAM_NO_EPS ? sqrt(vh)
+                 : var == ADAM_NO_SQRT ? vh + eps : sqrt(vh) + eps;
+    double stepped = (var == ADAM_NO_LR ? 1.0 : lr) * mh / denom;
+    *p += var == ADAM_ASCENT ? stepped : -stepped;
+    if (var == ADAM_DECAY_AFTER) *p *= decay;
+    if (var == ADAM_STORES_CORRECTED) *m /= bc1, *v /= bc2;
 }
 
-// 1 if adam_update's result (p, m, v) is within a few float ulps of the
-// double formula from state (p0, m0, v0), with the given variant.
+// 1 if adam_update's result (p, m, v) is within a few float ulps of variant
+// var in double from state (p0, m0, v0); else the first element off in *worst.
 static int adam_matches(const float *p, const float *m, const float *v, const float *p0, const float *m0,
-                        const float *v0, const float *g, size_t n, const AdamHyper *h, long step, int coupled,
-                        int corrected, size_t *worst) {
+                        const float *v0, const float *g, size_t n, const AdamHyper *h, long step, AdamVariant var,
+                        size_t *worst) {
     for (size_t i = 0; i < n; i++) {
         double rp = p0[i], rm = m0[i], rv = v0[i];
-        adamw_double(&rp, &rm, &rv, g[i], h, step, coupled, corrected);
-        // Bounds scale with the terms combined (a few float32 ulps of each).
-        double ge = fabs(g[i]) + (coupled ? h->weight_decay * fabs(p0[i]) : 0.0);  // the gradient Adam saw
+        adam_double(&rp, &rm, &rv, g[i], h, step, var);
+        // Bounds scale with the terms combined (a few float32 ulps of each); a
+        // slip's terms can be larger (its step, its moments), and count too.
+        double ge = fabs(g[i]) + (var == ADAM_COUPLED ? h->weight_decay * fabs(p0[i]) : 0.0);  // the gradient Adam saw
         double m_terms = h->beta1 * fabs(m0[i]) + (1.0 - h->beta1) * ge + 1e-30;
         double v_terms = h->beta2 * v0[i] + (1.0 - h->beta2) * ge * ge + 1e-30;
         double p_terms = fabs(p0[i]) + 10.0 * h->lr;
-        if (!(fabs(m[i] - rm) <= 1e-6 * m_terms && fabs(v[i] - rv) <= 1e-6 * v_terms && fabs(p[i] - rp) <= 1e-6 * p_terms)) {
+        if (var != ADAM_RIGHT && var != ADAM_COUPLED) {
+            m_terms += fabs(rm);
+            v_terms += fabs(rv);
+            p_terms += fabs(rp - p0[i]);
+        }
+        // (A slip can give inf or NaN, 1 - beta^0 = 0 for one: the same is a match.)
+        int p_same = p[i] == rp || (isnan(p[i]) && isnan(rp)) || fabs(p[i] - rp) <= 1e-6 * p_terms;
+        if (!(fabs(m[i] - rm) <= 1e-6 * m_terms && fabs(v[i] - rv) <= 1e-6 * v_terms && p_same)) {
             *worst = i;
             return 0;
         }
@@ -118,18 +199,26 @@ static void grade_adam_step(long step, float weight_decay) {
     ck_assert_msg(p[N] == p0[N] && m[N] == m0[N] && v[N] == v0[N], "adam_update on n = %d parameters changed element "
                   "%d of p, m or v, past the last: the loop runs one element too far", N, N);
     size_t at = 0, unused;
-    if (adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, 0, 1, &at)) return;
+    if (adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, ADAM_RIGHT, &at)) return;
     double rp = p0[at], rm = m0[at], rv = v0[at];
-    adamw_double(&rp, &rm, &rv, g[at], &h, step, 0, 1);
-    const char *why =
-        !memcmp(p, p0, sizeof p) ? "p did not move at all: nothing was updated" :
-        !memcmp(m, m0, sizeof m) ? "Adam m is as it was: the new moment beta1 m + (1 - beta1) g was never stored" :
-        !memcmp(v, v0, sizeof v) ? "Adam v is as it was: the new moment beta2 v + (1 - beta2) g^2 was never stored" :
-        adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, 0, 0, &unused) ?
-            "this is Adam without bias correction: divide m by 1 - beta1^step and v by 1 - beta2^step" :
-        adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, 1, 1, &unused) ?
-            "the weight decay went into the gradient (L2, coupled); AdamW shrinks p by 1 - lr wd outside m and v" :
-            "compare your arithmetic with the formula in kernels.h";
+    adam_double(&rp, &rm, &rv, g[at], &h, step, ADAM_RIGHT);
+    const char *why = NULL;
+    if (!memcmp(p, p0, sizeof p) && !memcmp(m, m0, sizeof m)) why = "p did not move at all: nothing was updated";
+    else if (!memcmp(m, m0, sizeof m)) why = "Adam m is as it was: the new moment beta1 m + (1 - beta1) g was never stored";
+    else if (!memcmp(v, v0, sizeof v)) why = "Adam v is as it was: the new moment beta2 v + (1 - beta2) g^2 was never stored";
+    for (int k = 1; k < ADAM_NVARIANTS && !why; k++)
+        if (adam_matches(p, m, v, p0, m0, v0, g, N, &h, step, (AdamVariant)k, &unused)) why = adam_slips[k];
+    // None of the slips: the first quantity that is off, of m, v and p.
+    char first[200];
+    if (!why) {
+        double tm = h.beta1 * m0[at] + (1.0 - h.beta1) * g[at], tv = h.beta2 * v0[at] + (1.0 - h.beta2) * g[at] * g[at];
+        int m_off = !(fabs(m[at] - tm) <= 1e-6 * (fabs(tm) + 1e-30)), v_off = !(fabs(v[at] - tv) <= 1e-6 * (tv + 1e-30));
+        snprintf(first, sizeof first, "%s; compare your arithmetic with the formula in kernels.h",
+                 m_off ? "m is off already (m = beta1 m + (1 - beta1) g)" :
+                 v_off ? "m is right and v is off (v = beta2 v + (1 - beta2) g^2)" :
+                         "m and v are right and p is off: the step or the decay");
+        why = first;
+    }
     ck_abort_msg("adam_update at step %ld (weight decay %g): p[%zu] = %.9g, m = %.9g, v = %.9g; "
                  "AdamW gives %.9g, %.9g, %.9g: %s", step, weight_decay, at, p[at], m[at], v[at], rp, rm, rv, why);
 }

@@ -273,23 +273,32 @@ static inline void trail_step(Trail *tr, void *trainer, long step) {
         if ((q < s.nkinds) != (s.kind[k].dt == DT_F32)) continue;
         const StateKind *K = &s.kind[k];
         for (int l = 0; l < mlp_layers(s.a->layers) && !what[0]; l++) {
-            size_t at, first, n = trail_layer(&s, K, l, &at, &first), worst = 0;
+            size_t at, first, n = trail_layer(&s, K, l, &at, &first), worst = 0, nans = 0;
             double d2 = 0, r2 = 0, big = -1;
             for (size_t i = 0; i < n; i++) {
                 double x = trail_at(K->buf, K->dt, at + i), r = trail_at(tr->ref[k], K->dt, at + i), d = fabs(x - r);
+                if (isnan(d)) {  // the first NaN is the one named; it is no distance
+                    if (!nans++) worst = i;
+                    continue;
+                }
                 d2 += d * d;
                 r2 += r * r;
-                if (!(d <= big)) big = d, worst = i;  // a NaN is the worst
+                if (!nans && d > big) big = d, worst = i;
             }
-            double rel = r2 > 0 ? sqrt(d2 / r2) : d2 > 0 ? INFINITY : 0;
+            double rel = nans ? INFINITY : r2 > 0 ? sqrt(d2 / r2) : d2 > 0 ? INFINITY : 0;
             if (!(rel <= tr->worst)) tr->worst = rel;
-            if (d2 <= tr->tol * tr->tol * r2) continue;
+            if (!nans && d2 <= tr->tol * tr->tol * r2) continue;
             char el[80];
             trail_element(s.a, l, first + worst, el, sizeof el);
-            snprintf(what, sizeof what, "%s %s is %.9g on rank %d, the reference's %.9g (layer %d's %s %s by %.2e, "
-                     "relative L2, %.2g allowed)", K->name, el, trail_at(K->buf, K->dt, at + worst), rt.rank,
-                     trail_at(tr->ref[k], K->dt, at + worst), l, K->sliced && rt.world > 1 ? "slice" : "values",
-                     r2 > 0 ? "off" : "off zero", r2 > 0 ? sqrt(d2 / r2) : sqrt(d2), tr->tol);
+            const char *part = K->sliced && rt.world > 1 ? "slice" : "values";
+            double x = trail_at(K->buf, K->dt, at + worst), r = trail_at(tr->ref[k], K->dt, at + worst);
+            if (nans && isnan(x))
+                snprintf(what, sizeof what, "%s %s is NaN on rank %d, the reference's %.9g (the first NaN of layer %d's "
+                         "%s: %zu of its %zu elements)", K->name, el, rt.rank, r, l, part, nans, n);
+            else
+                snprintf(what, sizeof what, "%s %s is %.9g on rank %d, the reference's %.9g (layer %d's %s %s by %.2e, "
+                         "relative L2, %.2g allowed)", K->name, el, x, rt.rank, r, l, part, r2 > 0 ? "off" : "off zero",
+                         r2 > 0 ? sqrt(d2 / r2) : sqrt(d2), tr->tol);
         }
     }
     if (!what[0]) return;
