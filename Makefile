@@ -143,7 +143,7 @@ COMMON_OBJS = $(addprefix $(BUILD)/obj/common/,$(addsuffix .o,$(COMMON)))
 # changing either rebuilds.
 HEADERS = $(wildcard common/*.h) $(BUILD)/config
 
-.PHONY: all build run test sanitize clean deps gemm-choice comm-fit bench-comm bench-collectives bench-checkpoint bench-gpu bench-step plan compare stages FORCE \
+.PHONY: all build run test sanitize clean deps gemm-choice comm-fit bench-comm bench-collectives bench-checkpoint bench-gpu bench-step bench-grade plan compare stages FORCE \
         exercise grade solution diff diff-mine mine grade-selftest grade-mutants slips
 .DEFAULT_GOAL := all
 
@@ -337,6 +337,12 @@ bench-gpu: deps
 
 # Each stage's step on a GEMM-bound model beside its products' floor and, where
 # PyTorch is installed, PyTorch's step (tools/bench_step.sh: STEP_MODEL, STEP_N).
+# The grader's time per lecture: make solution LC=K, BENCH_RUNS times each
+# (default 3; tools/bench_grade.sh prints the median and the range).
+bench-grade: deps
+	@$(BUILD_FIRST)
+	@tools/bench_grade.sh $(BUILD) "$${BENCH_RUNS:-3}"
+
 bench-step: deps
 	@$(BUILD_FIRST)
 	@tools/bench_step.sh $(BUILD)

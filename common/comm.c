@@ -32,6 +32,7 @@ typedef struct {
     const char *phase;     // what the caller was doing at the launch (comm_phase)
     int layer;
     uint64_t in_hash;      // strict: a hash of the input at the launch
+    size_t frees;          // strict: mem's count of freed blocks at the launch
 #ifdef ZC_CUDA
     cudaEvent_t ready;  // the compute stream's work before the request (CUDA runs)
 #endif
@@ -255,9 +256,9 @@ static void check_input(const Slot *s) {
     size_t bytes, out_bytes;
     input_of(&s->op, &p, &bytes);
     output_of(&s->op, &out, &out_bytes);
-    int was_freed = bytes && mem_was_freed(p, bytes);
+    int was_freed = bytes && mem_freed_since(p, bytes, s->frees);
     char what[160];
-    if (out_bytes && mem_was_freed(out, out_bytes)) {
+    if (out_bytes && mem_freed_since(out, out_bytes, s->frees)) {
         describe_slot(s, what, sizeof what);
         fatal("comm: the output of %s was freed before the collective completed: a buffer belongs to the comm "
               "thread from the launch until comm_wait returns (a request never waited for, or waited for after "
@@ -499,6 +500,7 @@ static CommReq enqueue(CommOp op, int metric) {
     slot->phase = q.phase;
     slot->layer = q.layer;
     slot->in_hash = hash;
+    slot->frees = strict ? mem_frees() : 0;
 #ifdef ZC_CUDA
     if (rt.device == DEV_CUDA) {  // the collective starts after what is queued now
         Slot *s = &q.slot[q.head % QCAP];

@@ -43,13 +43,14 @@
 // least; a freed one's are none, except workspace's: see mem_free).
 typedef enum { PLACE_HOST, PLACE_MAPPED, PLACE_PINNED, PLACE_GPU, PLACE_FENCED } Place;
 #define MAPPED_FROM ((size_t)32 << 20)
-typedef struct { void *p; size_t bytes; MemCat cat; Place place; size_t map, rw; } Block;
+typedef struct { void *p; size_t bytes; MemCat cat; Place place; size_t map, rw, freed_as; } Block;
 
 static Block *blocks;          // live allocations, unordered
 static size_t nblocks, capblocks;
 static int poison;             // mem_set_poison: freed host blocks are filled with NaN and kept a while
 static Block *freed;           // with poison: the blocks kept, oldest first from freed[first_freed]
 static size_t nfreed, capfreed, first_freed;
+static size_t nfrees;          // with poison: the blocks kept so far (each one's freed_as: its number)
 static Block *pool;            // with poison: released fenced mappings (p: the fence), oldest first
 static size_t npool, cappool, pool_bytes;
 static size_t page;            // the system's page size
@@ -80,16 +81,19 @@ static void table_push(Block **t, size_t *n, size_t *cap, Block b) {
 }
 
 static void table_add(void *p, size_t bytes, MemCat cat, Place place, size_t map, size_t rw) {
-    table_push(&blocks, &nblocks, &capblocks, (Block){ p, bytes, cat, place, map, rw });
+    table_push(&blocks, &nblocks, &capblocks, (Block){ p, bytes, cat, place, map, rw, 0 });
 }
 
-// The freed block holding [p, p + bytes), or NULL (poisoning keeps them a while).
-static const Block *freed_block(const void *p, size_t bytes) {
+// The freed block holding [p, p + bytes) among those kept after the since-th,
+// or NULL (poisoning keeps them a while). Newest first: it stops at the since-th.
+static const Block *freed_block_since(const void *p, size_t bytes, size_t since) {
     const char *c = p;
-    for (size_t i = nfreed; i-- > first_freed;)
+    for (size_t i = nfreed; i-- > first_freed && freed[i].freed_as > since;)
         if (c >= (const char *)freed[i].p && c + bytes <= (const char *)freed[i].p + freed[i].bytes) return &freed[i];
     return NULL;
 }
+
+static const Block *freed_block(const void *p, size_t bytes) { return freed_block_since(p, bytes, 0); }
 
 static size_t table_find(const void *p) {
     // Newest first: buffers are mostly freed in reverse order of allocation.
@@ -205,7 +209,7 @@ static void fence_whole(Block *b) {
 // A kept fenced block, released, to the pool, the oldest there going back to
 // the kernel when the pool is over its count or its bytes (limit). Under the lock.
 static void fenced_release(const Block *b, size_t limit) {
-    table_push(&pool, &npool, &cappool, (Block){ fence_of(b), 0, b->cat, PLACE_FENCED, b->map, b->rw });
+    table_push(&pool, &npool, &cappool, (Block){ fence_of(b), 0, b->cat, PLACE_FENCED, b->map, b->rw, 0 });
     pool_bytes += b->map + page;
     while (npool > 1 && (npool > POOL_MAX || pool_bytes > limit)) pool_evict();
 }
@@ -555,6 +559,7 @@ void *mem_alloc_gpu(MemCat cat, size_t bytes) {
 
 static void quarantine(Block b) {
     pthread_mutex_lock(&lock);
+    b.freed_as = ++nfrees;
     table_push(&freed, &nfreed, &capfreed, b);
     st.kept += block_taken(&b);
     size_t limit = 16 * most_live > QUARANTINE_MIN ? 16 * most_live : QUARANTINE_MIN;
@@ -611,9 +616,18 @@ void mem_free(void *p) {
     raw_free(&b, taken);
 }
 
-int mem_was_freed(const void *p, size_t bytes) {
+int mem_was_freed(const void *p, size_t bytes) { return mem_freed_since(p, bytes, 0); }
+
+size_t mem_frees(void) {
     pthread_mutex_lock(&lock);
-    int was = freed_block(p, bytes) != NULL;
+    size_t n = nfrees;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int mem_freed_since(const void *p, size_t bytes, size_t since) {
+    pthread_mutex_lock(&lock);
+    int was = freed_block_since(p, bytes, since) != NULL;
     pthread_mutex_unlock(&lock);
     return was;
 }

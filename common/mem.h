@@ -60,6 +60,12 @@ int mem_is_gpu(const void *p);
 size_t mem_size(const void *p);
 // 1 if [p, p + bytes) lies inside a block that was freed while poisoning was on.
 int mem_was_freed(const void *p, size_t bytes);
+// How many blocks have been freed and kept (poisoning) so far; and 1 if
+// [p, p + bytes) lies in one of those freed after the since-th (what a
+// collective's buffers could have met between its launch and its wait:
+// the scan ends there, however many are kept).
+size_t mem_frees(void);
+int mem_freed_since(const void *p, size_t bytes, size_t since);
 // A copy of this rank's counters.
 MemStats mem_stats(void);
 // Peaks restart from the current values (e.g. after set-up).
