@@ -50,7 +50,22 @@ START_TEST(test_shards_cover_every_layer) {
         size_t sum = 0;
         for (int l = 0; l < m.nlayers; l++) {
             const Layer *L = &m.layer[l];
-            double owned[1] = { (double)own_numel(L) };
+            // This rank's count against the rule, first: a wrong count on one
+            // rank can still add up with the others', and the rank named is
+            // the lowest that is wrong.
+            size_t got = own_numel(L), first = (size_t)rt.rank * L->shard;
+            size_t want = first >= L->numel ? 0 : L->numel - first < L->shard ? L->numel - first : L->shard;
+            const char *why = got == want ? "" :
+                got == L->shard ? ": a whole shard, the padding at the end counted as this rank's" :
+                got == L->numel / (size_t)rt.world ? ": numel / N, rounded down; a slice is shard = pad / N elements, "
+                                                      "the last ones holding what is left" :
+                first < L->numel && got == L->numel - first ? ": all the elements from the slice's start to the "
+                                                              "layer's end, not capped at one shard" :
+                got > L->shard ? ": more than a slice holds" : "";
+            ck_all_msg(got == want, "layer %d of %zu elements, padded to %zu at N=%d (slices of %zu): rank %d's "
+                       "own_numel is %zu; its slice, elements [%zu, %zu) of the segment, holds %zu real ones%s",
+                       l, L->numel, L->pad, rt.world, L->shard, rt.rank, got, first, first + L->shard, want, why);
+            double owned[1] = { (double)got };
             comm_metric_sum(owned, 1);
             ck_all_msg(owned[0] == (double)L->numel, "layer %d of %zu elements (padded to %zu at N=%d): own_numel "
                        "adds up to %.0f over the ranks; rank %d says %zu. Every real element is owned once; the "
