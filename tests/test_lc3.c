@@ -295,9 +295,14 @@ START_TEST(test_full_grad_freed_when_reduced) {
                "freed once its reduce-scatter is done", mem_stats().cur[MEM_GRADS], (unsigned long long)slices,
                (unsigned long long)(4 * padded(&m->layer[0])));
     reduce_scatter_wait(&t);
-    ck_all_msg(comm_test(last->req) && mem_stats().cur[MEM_GRADS] == slices && t.sending == NULL,
-               "after reduce_scatter_wait, grads hold %zu bytes; want the slices alone (%llu), and nothing in flight",
+    // Each of the three named by itself: which one failed is the message.
+    ck_all_msg(comm_test(last->req), "after reduce_scatter_wait, layer 0's reduce-scatter (the last launched) is "
+               "still in flight: the wait must wait for it");
+    ck_all_msg(mem_stats().cur[MEM_GRADS] == slices, "after reduce_scatter_wait, grads hold %zu bytes; want the "
+               "slices alone (%llu): layer 0's full gradient is freed once its reduce-scatter is done",
                mem_stats().cur[MEM_GRADS], (unsigned long long)slices);
+    ck_all_msg(t.sending == NULL, "after reduce_scatter_wait, t->sending still names a bucket (layer %d's): "
+               "nothing is in flight once it returns, so set it to NULL", t.sending ? t.sending->lo : -1);
     trainer_teardown(&t);
 }
 END_TEST
