@@ -186,7 +186,10 @@ static void cross_link(int to, size_t bytes) {
 
 void p2p_reset(void) { p.count = (P2PCount){ 0, 0, 0 }; }
 
+// Whole 8-byte words: a scratch first sized in floats holds doubles later,
+// and grading mode starts a block of 4n + 4 bytes only 4-aligned (mem).
 void *p2p_scratch(int slot, size_t bytes) {
+    bytes = (bytes + 7) / 8 * 8;
     if (bytes > p.scratch_bytes[slot]) {
         mem_free(p.scratch[slot]);
         p.scratch[slot] = mem_alloc_host(MEM_COMM_BUFFERS, bytes);

@@ -36,7 +36,8 @@
 // fence) cannot be touched: a loop that reads or writes past its buffer's end
 // faults at that element, and the fault handler (below) names the buffer. The
 // block starts aligned to the largest power of two, up to 64, that divides its
-// size (4 for an odd count of floats), so that its end can lie on the page's.
+// size, so that its end can lie on the page's (a size that does not divide by
+// 4: see fenced_len).
 // map: the mapping's pages before the fence (a reused one may hold more than
 // the block needs; the pages before the block's own are out of reach too);
 // rw: the bytes before the fence that can be touched (a live block's, at
@@ -157,8 +158,16 @@ static Place place_for(MemCat cat) {
 
 // The whole pages a fenced block of `bytes` needs before its fence.
 static size_t fenced_span(size_t bytes) { return bytes ? (bytes + page - 1) / page * page : page; }
-// A fenced block's fence: right after its last byte.
-static char *fence_of(const Block *b) { return (char *)b->p + b->bytes; }
+// Where a fenced block of `bytes` starts before its fence: right before it
+// for a size that divides by 4; else rounded up to 4 (a float or an int
+// stored past a byte tail, as in a buffer of n floats and 1, stays aligned),
+// leaving at most 3 bytes between the block's end and the fence. (Not to 8:
+// a loop one float past an odd count of floats would end in the gap, unseen;
+// a buffer that holds doubles has a size that divides by 8.)
+static size_t fenced_len(size_t bytes) { return bytes % 4 == 0 || bytes < 4 ? bytes : (bytes + 3) / 4 * 4; }
+
+// A fenced block's fence.
+static char *fence_of(const Block *b) { return (char *)b->p + fenced_len(b->bytes); }
 
 // Most the pool keeps: each mapping is two of the kernel's areas, of which a
 // process may hold about 65 000 (vm.max_map_count); and the lookup scans it.
@@ -190,14 +199,14 @@ static void *fenced_alloc(size_t bytes, int zero, size_t *map, size_t *rw) {
             if (mprotect(fence - need, need, PROT_READ | PROT_WRITE) != 0) fatal("mem: mprotect of a fenced block failed");
             *rw = need;
         }
-        if (zero) memset(fence - bytes, 0, bytes);
-        return fence - bytes;
+        if (zero) memset(fence - fenced_len(bytes), 0, bytes);
+        return fence - fenced_len(bytes);
     }
     char *base = mmap(NULL, need + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) return NULL;
     if (mprotect(base + need, page, PROT_NONE) != 0) fatal("mem: mprotect of a fence failed");
     *map = *rw = need;
-    return base + need - bytes;  // zero: fresh pages are
+    return base + need - fenced_len(bytes);  // zero: fresh pages are
 }
 
 // A freed fenced block's pages out of reach, while it is kept: a late reader faults.
@@ -337,9 +346,9 @@ static int fault_cause(const char *a, int wrote, char *buf, size_t len) {
     const char *verb = wrote < 0 ? "an access" : wrote ? "a write" : "a read";
     for (size_t i = 0; i < nblocks; i++) {
         const Block *b = &blocks[i];
-        const char *end = fence_of(b);
-        if (b->place != PLACE_FENCED || a < end - b->map || a >= end + page) continue;
-        if (a >= end)
+        const char *fence = fence_of(b), *end = (const char *)b->p + b->bytes;
+        if (b->place != PLACE_FENCED || a < fence - b->map || a >= fence + page) continue;
+        if (a >= fence)
             snprintf(buf, len, "mem: %s past the end of a buffer of %s (%zu bytes, %zu floats): byte %zu after its "
                      "last one (a loop one element too far, or a length too long?)", verb, cat_names[b->cat],
                      b->bytes, b->bytes / 4, (size_t)(a - end) + 1);

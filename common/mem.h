@@ -26,13 +26,15 @@ typedef struct {
 void mem_init(void);
 // on: each host block allocated from then on ends on a page's last byte, before
 // a page nothing may touch (its start aligned to the largest power of two up
-// to 64 dividing its size); mem_free fills it with NaN, makes its pages
+// to 64 dividing its size; a size that does not divide by 4: aligned to 4,
+// ending up to 3 bytes before the page's end); mem_free makes its pages
 // inaccessible and keeps it out of reuse (its bytes leave the counters all the
 // same) until sixteen times the most this process held at once, at least 64
-// MiB, has been freed after it. A read or write past a block's end, or of a
-// kept block, faults where it happens, and the fault names the buffer (its
-// category and size), what was done and in which functions; a second mem_free
-// of a kept block says so.
+// MiB, has been freed after it (workspace, the kernels' panels, goes back for
+// reuse at once). A read or write past a block's end, or of a kept block,
+// faults where it happens, and the fault names the buffer (its category and
+// size), what was done and in which functions; a second mem_free of a kept
+// block says so.
 void mem_set_poison(int on);
 // What the stage does now ("forward" and layer 2; layer -1: no layer), named by
 // a fault's line (comm_phase passes it on). name must outlive the call.

@@ -41,19 +41,24 @@ END_TEST
 // ----------------------------------------------------------------------------
 // fences (grading mode)
 
-// A fenced block ends on a page's last byte, starts aligned to the largest
-// power of two up to 64 that divides its size, and is zeroed.
+// A fenced block whose size divides by 4 ends on a page's last byte and
+// starts aligned to the largest power of two up to 64 dividing its size;
+// another ends at most 3 bytes before the page's end, its start aligned to 4
+// (a buffer of n floats and a byte must hold floats where they belong).
+// Either is zeroed.
 START_TEST(test_fenced_block_ends_on_its_page) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     mem_set_poison(1);
     for (size_t n = 1; n < 3 * page; n = n * 3 + 2) {
-        unsigned char *p = mem_alloc(MEM_DATA, n);
-        size_t align = n & -n;
-        ck_assert_uint_eq(((uintptr_t)p + n) % page, 0);
-        ck_assert_uint_eq((uintptr_t)p % (align < 64 ? align : 64), 0);
-        for (size_t i = 0; i < n; i++) ck_assert_uint_eq(p[i], 0);
-        p[n - 1] = 1;  // the last byte is the block's
-        mem_free(p);
+        for (size_t k = n; k <= n + 3; k += 3) {  // n, then n + 3: sizes of each residue mod 4 come by
+            unsigned char *p = mem_alloc(MEM_DATA, k);
+            size_t len = k % 4 == 0 || k < 4 ? k : (k + 3) / 4 * 4, align = len & -len;
+            ck_assert_uint_eq(((uintptr_t)p + len) % page, 0);
+            ck_assert_uint_eq((uintptr_t)p % (align < 64 ? align : 64), 0);
+            for (size_t i = 0; i < k; i++) ck_assert_uint_eq(p[i], 0);
+            p[k - 1] = 1;  // the last byte is the block's
+            mem_free(p);
+        }
     }
     mem_set_poison(0);
 }
@@ -100,7 +105,7 @@ static int child_fault(void (*fn)(void), char *out, size_t len) {
 }
 
 static volatile float sink;
-// 301 floats of gradients, and a loop one element too far.
+// 301 floats of gradients (an odd count: the block starts 4-aligned), and a loop one element too far.
 static void read_one_past(void) {
     float *g = mem_alloc(MEM_GRADS, 301 * sizeof(float));
     for (int i = 0; i <= 301; i++) sink += g[i];
