@@ -242,6 +242,7 @@ static void say(const char *s) {
 typedef struct { uintptr_t lo, hi; const char *name; } FnSym;
 static FnSym *fns;
 static size_t nfns;
+static void *exe_base;  // where the program itself is loaded (dladdr's dli_fbase of its own code)
 
 // n bytes at offset off of fd into a new buffer (bookkeeping, not a stage's
 // memory: the C allocator's), or NULL.
@@ -262,10 +263,11 @@ static void load_functions(void) {
     Elf64_Sym *sym = NULL;
     char *str = NULL;
     Dl_info self;
-    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+    if (dladdr((void *)load_functions, &self)) exe_base = self.dli_fbase;
+    if (exe_base && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
         eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shentsize == sizeof *sh &&
-        (sh = read_at(fd, (size_t)eh.e_shnum * sizeof *sh, (off_t)eh.e_shoff)) && dladdr((void *)load_functions, &self)) {
-        uintptr_t bias = eh.e_type == ET_DYN ? (uintptr_t)self.dli_fbase : 0;  // where a position-independent program lies
+        (sh = read_at(fd, (size_t)eh.e_shnum * sizeof *sh, (off_t)eh.e_shoff))) {
+        uintptr_t bias = eh.e_type == ET_DYN ? (uintptr_t)exe_base : 0;  // where a position-independent program lies
         for (int i = 0; i < eh.e_shnum && !fns; i++) {
             if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum) continue;
             const Elf64_Shdr *ss = &sh[sh[i].sh_link];
@@ -294,8 +296,8 @@ static int function_at(void *pc, char *buf, size_t len) {
     const char *name = NULL;
     for (size_t i = 0; i < nfns && !name; i++)
         if ((uintptr_t)pc >= fns[i].lo && (uintptr_t)pc < fns[i].hi) name = fns[i].name;
-    Dl_info d, self;
-    if (!name && dladdr(pc, &d) && dladdr((void *)function_at, &self) && d.dli_fbase != self.dli_fbase) return -1;
+    Dl_info d;
+    if (!name && dladdr(pc, &d) && d.dli_fbase != exe_base) return -1;
     if (!name || name[0] == '_' || !name[0]) return 0;
     size_t n = strcspn(name, ".");
     if (n >= len) n = len - 1;
@@ -562,6 +564,9 @@ void *mem_alloc_gpu(MemCat cat, size_t bytes) {
 // 4-rank check's processor time went to its page faults.
 #define QUARANTINE_MIN ((size_t)64 << 20)
 
+// The quarantine's bytes now (and the pool's bound). Under the lock.
+static size_t quarantine_limit(void) { return 16 * most_live > QUARANTINE_MIN ? 16 * most_live : QUARANTINE_MIN; }
+
 // So many blocks kept at most, whatever their bytes (a fenced one is two of
 // the kernel's areas: POOL_MAX says why that is bounded).
 #define KEPT_MAX 16384
@@ -571,7 +576,7 @@ static void quarantine(Block b) {
     b.freed_as = ++nfrees;
     table_push(&freed, &nfreed, &capfreed, b);
     st.kept += block_taken(&b);
-    size_t limit = 16 * most_live > QUARANTINE_MIN ? 16 * most_live : QUARANTINE_MIN;
+    size_t limit = quarantine_limit();
     while ((st.kept > limit || nfreed - first_freed > KEPT_MAX) && nfreed - first_freed > 1) {  // the newest stays
         Block old = freed[first_freed++];
         st.kept -= block_taken(&old);
@@ -611,8 +616,7 @@ void mem_free(void *p) {
     // fresh pages (a third more time for that run).
     if (keep && place == PLACE_FENCED && cat == MEM_WORKSPACE) {
         pthread_mutex_lock(&lock);
-        size_t limit = 16 * most_live > QUARANTINE_MIN ? 16 * most_live : QUARANTINE_MIN;
-        fenced_release(&b, limit);
+        fenced_release(&b, quarantine_limit());
         pthread_mutex_unlock(&lock);
         return;
     }
